@@ -1,0 +1,173 @@
+//! `fabdex.toml`: named roots with kind, origin label and globs.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use fabdex_model::records::RootKind;
+use serde::{Deserialize, Serialize};
+
+/// Files larger than this are skipped (and reported) unless the config says otherwise.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub index: IndexSettings,
+    #[serde(default, rename = "root")]
+    pub roots: Vec<RootConfig>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexSettings {
+    /// Index directory, relative to the config file.
+    #[serde(default)]
+    pub out: Option<PathBuf>,
+    #[serde(default = "default_max_file_bytes")]
+    pub max_file_bytes: u64,
+}
+
+impl Default for IndexSettings {
+    fn default() -> Self {
+        IndexSettings { out: None, max_file_bytes: DEFAULT_MAX_FILE_BYTES }
+    }
+}
+
+fn default_max_file_bytes() -> u64 {
+    DEFAULT_MAX_FILE_BYTES
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RootConfig {
+    /// The `<root>` of addresses.
+    pub name: String,
+    pub path: PathBuf,
+    /// `docs`, `skills` or `patterns`; absent: each file's kind follows from its type.
+    #[serde(default)]
+    pub kind: Option<RootKind>,
+    /// Origin label carried by every read from this root.
+    #[serde(default)]
+    pub origin: Option<String>,
+    /// Globs (root-relative) a file must match; empty means every supported file.
+    #[serde(default)]
+    pub include: Vec<String>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+impl RootConfig {
+    /// A root from a bare path: named after its folder, kind from file types.
+    pub fn from_path(path: &Path) -> Result<RootConfig> {
+        let canonical = path
+            .canonicalize()
+            .with_context(|| format!("root `{}` does not exist or cannot be read", path.display()))?;
+        let name: String = canonical
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "root".to_string())
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
+            .collect();
+        Ok(RootConfig {
+            name,
+            path: canonical,
+            kind: None,
+            origin: None,
+            include: Vec::new(),
+            exclude: Vec::new(),
+        })
+    }
+
+    /// The origin label: configured, or the kind's name, or `local`.
+    pub fn origin_label(&self) -> String {
+        self.origin
+            .clone()
+            .unwrap_or_else(|| self.kind.map_or("local", RootKind::as_str).to_string())
+    }
+}
+
+impl Config {
+    /// Read a config file; root paths and `out` are resolved against its folder.
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config `{}`", path.display()))?;
+        let mut config: Config =
+            toml::from_str(&text).with_context(|| format!("config `{}` is not valid", path.display()))?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        for root in &mut config.roots {
+            if root.path.is_relative() {
+                root.path = base.join(&root.path);
+            }
+        }
+        if let Some(out) = &config.index.out
+            && out.is_relative()
+        {
+            config.index.out = Some(base.join(out));
+        }
+        config.validate().with_context(|| format!("config `{}` is not valid", path.display()))?;
+        Ok(config)
+    }
+
+    /// Roots given on the command line.
+    pub fn from_roots(paths: &[PathBuf]) -> Result<Config> {
+        let roots = paths.iter().map(|p| RootConfig::from_path(p)).collect::<Result<Vec<_>>>()?;
+        let config = Config { index: IndexSettings::default(), roots };
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.roots.is_empty() {
+            bail!("no roots to index: give ROOT paths or a config with [[root]] entries");
+        }
+        let mut seen = std::collections::HashSet::new();
+        for root in &self.roots {
+            fabdex_model::address::validate_root(&root.name).map_err(|e| anyhow::anyhow!("root `{}`: {e}", root.name))?;
+            if !seen.insert(root.name.as_str()) {
+                bail!("two roots are named `{}`; root names must be unique (they are the <root> of addresses)", root.name);
+            }
+            if !root.path.is_dir() {
+                bail!("root `{}`: `{}` does not exist or is not a folder", root.name, root.path.display());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loads_roots_relative_to_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("docs")).unwrap();
+        std::fs::write(
+            dir.path().join("fabdex.toml"),
+            "[index]\nout = \"idx\"\n[[root]]\nname = \"docs\"\npath = \"docs\"\nkind = \"docs\"\norigin = \"docs\"\nexclude = [\"history/**\"]\n",
+        )
+        .unwrap();
+        let config = Config::load(&dir.path().join("fabdex.toml")).unwrap();
+        assert_eq!(config.roots[0].path, dir.path().join("docs"));
+        assert_eq!(config.index.out.as_deref(), Some(dir.path().join("idx").as_path()));
+        assert_eq!(config.roots[0].exclude, ["history/**"]);
+    }
+
+    #[test]
+    fn rejects_missing_roots_duplicates_and_unknown_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |text: &str| {
+            std::fs::write(dir.path().join("f.toml"), text).unwrap();
+            format!("{:#}", Config::load(&dir.path().join("f.toml")).unwrap_err())
+        };
+        assert!(write("[[root]]\nname = \"a\"\npath = \"nope\"\n").contains("does not exist"));
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        assert!(write("[[root]]\nname = \"a\"\npath = \"d\"\n[[root]]\nname = \"a\"\npath = \"d\"\n").contains("two roots are named `a`"));
+        assert!(write("[[root]]\nname = \"a\"\npath = \"d\"\ncolour = 1\n").contains("colour"));
+        assert!(write("[[root]]\nname = \"a b\"\npath = \"d\"\n").contains("root name"));
+        let err = format!("{:#}", Config::from_roots(&[dir.path().join("missing")]).unwrap_err());
+        assert!(err.contains("missing") && err.contains("does not exist"), "{err}");
+    }
+}

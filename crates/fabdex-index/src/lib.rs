@@ -1,0 +1,34 @@
+//! # fabdex-index
+//!
+//! The batch half of fabdex: read the configuration, walk the roots, extract
+//! every file in parallel, and publish one immutable snapshot directory.
+//!
+//! ```text
+//! <index>/CURRENT                      id of the published snapshot (atomic rename)
+//! <index>/snapshots/<id>/manifest.json id, format version, per-file digests, counts, table and search-file digests
+//! <index>/snapshots/<id>/report.json   what the build read, skipped and could not resolve
+//! <index>/snapshots/<id>/tables/       serde tables (docs.json)
+//! <index>/snapshots/<id>/search/       the tantivy index
+//! <index>/snapshots/<id>/blobs/        content-addressed (blake3) bytes of every readable file
+//! <index>/cache/                       per-file extraction results keyed by content digest
+//! ```
+//!
+//! A build happens in `<index>/staging/` and is published by renaming the
+//! finished directory into `snapshots/` and then replacing `CURRENT`; a failed
+//! or interrupted build never touches the published snapshot. Everything a read
+//! needs is in the snapshot: the source tree may be deleted afterwards.
+//!
+//! Start reading at [`build::build`] (writing) and [`snapshot::Snapshot::open`]
+//! (reading).
+
+pub mod blobs;
+pub mod build;
+pub mod config;
+pub mod links;
+pub mod search_schema;
+pub mod snapshot;
+pub mod walk;
+
+pub use build::{BuildOptions, IndexReport, build};
+pub use config::{Config, RootConfig};
+pub use snapshot::{Manifest, Snapshot, Unit};

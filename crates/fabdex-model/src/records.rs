@@ -1,0 +1,231 @@
+//! Records: what extractors produce (per file, from content alone) and what the
+//! snapshot's tables hold (per build, with addresses and resolved links).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A problem found while extracting a file that did not stop extraction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, in chars.
+    pub column: u32,
+    pub message: String,
+}
+
+/// Everything the Markdown extractor finds in one file. Depends only on the
+/// file's bytes, so it can be cached by content digest and reused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct MdExtraction {
+    /// YAML front matter keys (only when the front matter starts at byte 0).
+    pub metadata: BTreeMap<String, serde_json::Value>,
+    /// A leading HTML comment (after any front matter), kept as metadata.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub leading_comment: Option<String>,
+    /// Text of the first level-1 heading, if any.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub title: Option<String>,
+    /// Sections in document order; together they tile the body after the
+    /// front matter.
+    pub sections: Vec<MdSection>,
+    pub links: Vec<MdLink>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One section: a heading and its own text up to the next heading of any
+/// level, or the preamble before the first heading (`level` 0, `anchor` "").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MdSection {
+    pub anchor: String,
+    /// Rendered heading text (markup removed, escapes applied).
+    pub heading: String,
+    pub level: u8,
+    /// Headings from the outermost ancestor down to this one.
+    pub heading_path: Vec<String>,
+    /// Index of the parent section in this file's `sections`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub parent: Option<u32>,
+    /// 1-based first line and last line (inclusive).
+    pub line_start: u32,
+    pub line_end: u32,
+    /// Byte range in the file.
+    pub byte_start: u64,
+    pub byte_end: u64,
+    /// Chars of the section's own text.
+    pub chars: u64,
+    /// Parts, when the section is larger than the split cap; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub parts: Vec<Part>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub code_blocks: Vec<CodeBlock>,
+    /// Inline code spans, in order, deduplicated.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub mentions: Vec<String>,
+}
+
+/// A window of a split section, by byte range in the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Part {
+    pub byte_start: u64,
+    pub byte_end: u64,
+    pub chars: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeBlock {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub lang: Option<String>,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub byte_start: u64,
+    pub byte_end: u64,
+}
+
+/// How a link was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinkKind {
+    /// `[text](dest)`
+    Inline,
+    /// `[text][ref]`, `[ref][]`, `[ref]`
+    Reference,
+    /// `<https://...>`
+    Autolink,
+    /// A backticked repository path: `` `docs/x.md` ``, `` `x.md#anchor` ``, `` `dir/` ``.
+    CodePath,
+    /// A backticked source span: `` `file.ts:12` ``, `` `file.ts:12-30` ``.
+    FileSpan,
+}
+
+/// A link as written, before resolution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MdLink {
+    /// Index of the section it appears in.
+    pub section: u32,
+    pub kind: LinkKind,
+    /// Destination as written (for `FileSpan`, the path; lines go in `lines`).
+    pub dest: String,
+    /// Link text (empty for code paths).
+    pub text: String,
+    pub line: u32,
+    /// Line span of a `FileSpan`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub lines: Option<(u32, u32)>,
+}
+
+/// Where a link leads after resolution against the whole snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum LinkTarget {
+    /// A section of an indexed file.
+    Section { address: String },
+    /// A file: indexed (with its address) or present in a root but not indexed.
+    File {
+        path: String,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        address: Option<String>,
+        indexed: bool,
+    },
+    /// A folder inside a root.
+    Folder { path: String },
+    /// Outside the indexed roots (`https:`, `mailto:`, …).
+    External { url: String },
+    /// Could not be resolved; `reason` says why.
+    Unresolved { reason: String },
+}
+
+/// The kind of a root, from config or inferred from file type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum RootKind {
+    Docs,
+    Skills,
+    Patterns,
+}
+
+impl RootKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RootKind::Docs => "docs",
+            RootKind::Skills => "skills",
+            RootKind::Patterns => "patterns",
+        }
+    }
+}
+
+/// One indexed Markdown file in the docs table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocFileRow {
+    pub root: String,
+    pub path: String,
+    pub origin: String,
+    pub kind: RootKind,
+    /// Digest of the whole file; also its blob name.
+    pub digest: String,
+    pub bytes: u64,
+    pub chars: u64,
+    pub lines: u32,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub metadata: BTreeMap<String, serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub leading_comment: Option<String>,
+    /// Front matter marks it historical (`status: historical` or `superseded-by`).
+    pub historical: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub diagnostics: Vec<Diagnostic>,
+    /// Index of its first section in the table, and how many it has.
+    pub first_section: u32,
+    pub section_count: u32,
+}
+
+/// One section in the docs table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SectionRow {
+    /// `doc:<root>/<path>#<anchor>`.
+    pub address: String,
+    /// Index of its file in the table.
+    pub file: u32,
+    #[serde(flatten)]
+    pub section: MdSection,
+    /// Global index of the parent section.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub parent_row: Option<u32>,
+}
+
+/// One link in the docs table, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkRow {
+    /// Global index of the section it appears in.
+    pub from: u32,
+    pub kind: LinkKind,
+    pub dest: String,
+    pub text: String,
+    pub line: u32,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub lines: Option<(u32, u32)>,
+    pub target: LinkTarget,
+    /// Global index of the target section, when `target` is a section.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub to_section: Option<u32>,
+}
+
+/// The docs tables of a snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DocsTable {
+    pub files: Vec<DocFileRow>,
+    pub sections: Vec<SectionRow>,
+    pub links: Vec<LinkRow>,
+}
+
+/// Is this front matter the mark of a historical (superseded) document?
+pub fn is_historical(metadata: &BTreeMap<String, serde_json::Value>) -> bool {
+    let status = metadata.get("status").and_then(|v| v.as_str()).unwrap_or("");
+    status.eq_ignore_ascii_case("historical")
+        || status.eq_ignore_ascii_case("superseded")
+        || metadata.contains_key("superseded-by")
+        || metadata.contains_key("superseded_by")
+}
