@@ -1,1 +1,351 @@
-fn main() {}
+//! `fabdex`: the command-line shell over the indexer (`fabdex-index`) and the
+//! query surface (`fabdex-query`). It parses arguments, calls one function,
+//! and prints the result as text or, with `--json`, as JSON.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use fabdex_index::{BuildOptions, Config, IndexReport};
+use fabdex_model::Limits;
+use fabdex_query::{Engine, QueryError, SearchDocs};
+use serde::Serialize;
+
+#[derive(Parser)]
+#[command(
+    name = "fabdex",
+    version,
+    about = "Index Common Fabric docs and answer bounded, addressable queries"
+)]
+struct Cli {
+    /// Index directory (default: $FABDEX_INDEX, or the config's `index.out`, or `.fabdex`).
+    #[arg(long, global = true, env = "FABDEX_INDEX")]
+    index: Option<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Index roots (or the roots of a config) into a new snapshot.
+    Index {
+        /// Folders to index; each becomes a root named after its folder.
+        roots: Vec<PathBuf>,
+        /// Config file (default: ./fabdex.toml when no ROOT is given).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Index directory to write (overrides --index and the config).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Search the index.
+    Search {
+        #[command(subcommand)]
+        what: SearchWhat,
+    },
+    /// Read the text at an address, one bounded window at a time.
+    Open {
+        address: String,
+        /// Char offset to start at (overrides an `@offset` in the address).
+        #[arg(long)]
+        offset: Option<u64>,
+        /// Most chars to return (default 8000, at most 32000).
+        #[arg(long)]
+        max_chars: Option<u64>,
+    },
+    /// List the sections of a file, or of every file under a path prefix.
+    Outline { path_or_prefix: String },
+    /// Parent, children, siblings, outgoing links and backlinks of a section.
+    Related { address: String },
+}
+
+#[derive(Subcommand)]
+enum SearchWhat {
+    /// Search documentation and skills.
+    Docs {
+        query: String,
+        /// Hits to return (default 10, at most 50).
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Only files whose path starts with this (`docs/common`, `labs/docs`).
+        #[arg(long)]
+        path_prefix: Option<String>,
+        /// Include historical documents (ranked below live ones).
+        #[arg(long)]
+        include_history: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let json = cli.json;
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let (kind, code) = match err.downcast_ref::<QueryError>() {
+                Some(q @ QueryError::InvalidArgument(_)) => (q.kind(), 2),
+                Some(q @ QueryError::NotFound(_)) => (q.kind(), 3),
+                Some(q @ QueryError::NoSnapshot(_)) => (q.kind(), 4),
+                Some(q @ QueryError::Corrupt(_)) => (q.kind(), 5),
+                None => ("error", 1),
+            };
+            let message = format!("{err:#}");
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"error": {"kind": kind, "message": message}})
+                );
+            }
+            eprintln!("fabdex: {message}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn print_json<T: Serialize>(value: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+fn index_dir(cli_index: Option<PathBuf>) -> PathBuf {
+    cli_index.unwrap_or_else(|| PathBuf::from(".fabdex"))
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Index { roots, config, out } => {
+            let config = match (config, roots.is_empty()) {
+                (Some(path), true) => Config::load(&path)?,
+                (Some(_), false) => anyhow::bail!("give either ROOT paths or --config, not both"),
+                (None, false) => Config::from_roots(&roots)?,
+                (None, true) => {
+                    let default = PathBuf::from("fabdex.toml");
+                    if !default.exists() {
+                        anyhow::bail!(
+                            "nothing to index: give ROOT paths or --config FILE (no ./fabdex.toml here)"
+                        );
+                    }
+                    Config::load(&default)?
+                }
+            };
+            let dir = out
+                .or(cli.index)
+                .or(config.index.out.clone())
+                .unwrap_or_else(|| PathBuf::from(".fabdex"));
+            let mut opts = BuildOptions::new(dir);
+            opts.progress = !cli.json;
+            let report = fabdex_index::build(&config, &opts)?;
+            if cli.json {
+                print_json(&report)
+            } else {
+                print_report(&report)
+            }
+        }
+        Command::Search {
+            what:
+                SearchWhat::Docs {
+                    query,
+                    limit,
+                    path_prefix,
+                    include_history,
+                },
+        } => {
+            let engine = Engine::open_index(&index_dir(cli.index))?;
+            let result = engine.search_docs(&SearchDocs {
+                query,
+                limit,
+                path_prefix,
+                include_history,
+            })?;
+            if cli.json {
+                return print_json(&result);
+            }
+            println!(
+                "{} of {} matching sections for {:?} (terms: {})",
+                result.hits.len(),
+                result.matched,
+                result.query,
+                result.terms.join(" ")
+            );
+            for (i, hit) in result.hits.iter().enumerate() {
+                println!(
+                    "\n{:>2}. {}  [{:.2}{}]",
+                    i + 1,
+                    hit.address,
+                    hit.score,
+                    if hit.historical { ", historical" } else { "" }
+                );
+                println!("    {}", hit.heading_path.join(" › "));
+                println!("    {}", hit.snippet);
+                let fields: Vec<String> = hit
+                    .why
+                    .fields
+                    .iter()
+                    .map(|(f, t)| format!("{f}: {}", t.join(" ")))
+                    .collect();
+                println!("    why: {}", fields.join("; "));
+            }
+            Ok(())
+        }
+        Command::Open {
+            address,
+            offset,
+            max_chars,
+        } => {
+            let engine = Engine::open_index(&index_dir(cli.index))?;
+            let env = engine.read(&address, offset, max_chars)?;
+            if cli.json {
+                return print_json(&env);
+            }
+            print!("{}", env.text);
+            if !env.text.ends_with('\n') {
+                println!();
+            }
+            eprintln!(
+                "── {} · chars {}–{} of {} · {} · origin {}{}",
+                env.address,
+                env.offset,
+                env.end,
+                env.total,
+                env.digest,
+                env.origin,
+                match &env.next {
+                    Some(next) => format!("\n── truncated; continue with: fabdex open '{next}'"),
+                    None => String::new(),
+                }
+            );
+            Ok(())
+        }
+        Command::Outline { path_or_prefix } => {
+            let engine = Engine::open_index(&index_dir(cli.index))?;
+            let outline = engine.outline(&path_or_prefix)?;
+            if cli.json {
+                return print_json(&outline);
+            }
+            for row in &outline.sections {
+                let indent = "  ".repeat(row.level.saturating_sub(1) as usize);
+                let heading = if row.level == 0 {
+                    "(preamble)"
+                } else {
+                    &row.heading
+                };
+                let parts = if row.parts > 0 {
+                    format!(", {} parts", row.parts)
+                } else {
+                    String::new()
+                };
+                println!(
+                    "{indent}{heading}  — {} (line {}, {} chars{parts})",
+                    row.address, row.line, row.chars
+                );
+            }
+            if outline.truncated {
+                println!(
+                    "… {} more sections omitted (limit {}); narrow the prefix",
+                    outline.omitted,
+                    Limits::OUTLINE_MAX_ROWS
+                );
+            }
+            Ok(())
+        }
+        Command::Related { address } => {
+            let engine = Engine::open_index(&index_dir(cli.index))?;
+            let related = engine.related(&address)?;
+            if cli.json {
+                return print_json(&related);
+            }
+            println!("{}", related.address);
+            if let Some(p) = &related.parent {
+                println!("  parent:   {} ({})", p.address, p.heading);
+            }
+            for c in &related.children {
+                println!("  child:    {} ({})", c.address, c.heading);
+            }
+            for s in &related.siblings {
+                println!("  sibling:  {} ({})", s.address, s.heading);
+            }
+            for l in &related.outgoing {
+                println!(
+                    "  links to: {} → {}",
+                    l.dest,
+                    serde_json::to_string(&l.target)?
+                );
+            }
+            for l in &related.backlinks {
+                println!("  linked from: {} (line {})", l.from, l.line);
+            }
+            for (list, n) in &related.omitted {
+                println!(
+                    "  … {n} more {list} omitted (limit {})",
+                    Limits::RELATED_MAX_ITEMS
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+fn print_report(r: &IndexReport) -> Result<()> {
+    let c = &r.counts;
+    println!(
+        "snapshot {} {} in {} ms: {} files ({:.1} MB; {} extracted, {} reused from cache), {} sections ({} split parts), {} skipped",
+        r.snapshot_id,
+        if r.unchanged {
+            "(unchanged)"
+        } else {
+            "published"
+        },
+        r.elapsed_ms,
+        c.files,
+        c.bytes as f64 / 1e6,
+        r.extracted,
+        r.reused_from_cache,
+        c.sections,
+        c.parts,
+        c.skipped
+    );
+    println!(
+        "links: {} ({} to sections, {} to files or folders, {} external, {} unresolved)",
+        c.links, c.links_to_sections, c.links_to_files, c.links_external, c.links_unresolved
+    );
+    let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for s in &r.skipped {
+        by_reason
+            .entry(s.reason.as_str())
+            .or_default()
+            .push(s.path.as_str());
+    }
+    for (reason, paths) in &by_reason {
+        println!(
+            "skipped {} ({reason}): {}{}",
+            paths.len(),
+            paths.iter().take(5).copied().collect::<Vec<_>>().join(", "),
+            if paths.len() > 5 { ", …" } else { "" }
+        );
+    }
+    for d in r.diagnostics.iter().take(20) {
+        for diag in &d.diagnostics {
+            println!(
+                "diagnostic {}:{}:{}: {}",
+                d.address, diag.line, diag.column, diag.message
+            );
+        }
+    }
+    for u in r.unresolved_links.iter().take(20) {
+        println!(
+            "unresolved link in {} line {}: `{}` ({})",
+            u.from, u.line, u.dest, u.reason
+        );
+    }
+    if r.unresolved_links.len() > 20 || r.skipped.len() > 5 {
+        println!(
+            "full report: {}/snapshots/{}/report.json (or run with --json)",
+            r.index_dir, r.snapshot_id
+        );
+    }
+    Ok(())
+}

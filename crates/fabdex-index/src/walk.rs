@@ -21,7 +21,10 @@ pub enum FileType {
 
 impl FileType {
     pub fn of(path: &str) -> FileType {
-        let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+        let ext = path
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_default();
         match ext.as_str() {
             "md" | "markdown" => FileType::Markdown,
             "ts" | "tsx" | "mts" => FileType::TypeScript,
@@ -60,7 +63,9 @@ pub struct Walked {
 fn globset(globs: &[String], root: &str, what: &str) -> Result<GlobSet> {
     let mut builder = GlobSetBuilder::new();
     for g in globs {
-        builder.add(Glob::new(g).with_context(|| format!("root `{root}`: {what} glob `{g}` is invalid"))?);
+        builder.add(
+            Glob::new(g).with_context(|| format!("root `{root}`: {what} glob `{g}` is invalid"))?,
+        );
     }
     Ok(builder.build()?)
 }
@@ -68,7 +73,11 @@ fn globset(globs: &[String], root: &str, what: &str) -> Result<GlobSet> {
 pub fn walk_root(index: usize, root: &RootConfig) -> Result<Walked> {
     let include = globset(&root.include, &root.name, "include")?;
     let exclude = globset(&root.exclude, &root.name, "exclude")?;
-    let mut out = Walked { candidates: Vec::new(), skipped: Vec::new(), seen: Vec::new() };
+    let mut out = Walked {
+        candidates: Vec::new(),
+        skipped: Vec::new(),
+        seen: Vec::new(),
+    };
     let walker = ignore::WalkBuilder::new(&root.path)
         .follow_links(false)
         .hidden(true)
@@ -90,7 +99,9 @@ pub fn walk_root(index: usize, root: &RootConfig) -> Result<Walked> {
                 continue;
             }
         };
-        let Ok(rel) = entry.path().strip_prefix(&root.path) else { continue };
+        let Ok(rel) = entry.path().strip_prefix(&root.path) else {
+            continue;
+        };
         if rel.as_os_str().is_empty() {
             continue;
         }
@@ -103,7 +114,9 @@ pub fn walk_root(index: usize, root: &RootConfig) -> Result<Walked> {
             continue;
         };
         let rel_str = rel_str.replace('\\', "/");
-        let Some(file_type) = entry.file_type() else { continue };
+        let Some(file_type) = entry.file_type() else {
+            continue;
+        };
         if file_type.is_symlink() {
             out.skipped.push(Skipped {
                 root: root.name.clone(),

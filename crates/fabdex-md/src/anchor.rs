@@ -34,7 +34,10 @@ mod tests {
         let cases = [
             ("Result Shape", "result-shape"),
             ("Defaults: Default<>", "defaults-default"),
-            ("Periodic work: polling a data source on a #now/N tick", "periodic-work-polling-a-data-source-on-a-nown-tick"),
+            (
+                "Periodic work: polling a data source on a #now/N tick",
+                "periodic-work-polling-a-data-source-on-a-nown-tick",
+            ),
             ("fetchJson<T>", "fetchjsont"),
             ("wish()", "wish"),
             ("Writable<>", "writable"),

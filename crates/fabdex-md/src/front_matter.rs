@@ -13,7 +13,10 @@ pub(crate) struct FrontMatter {
 
 /// Split front matter off: `---` on the first line, closed by `---` or `...`.
 pub(crate) fn split(text: &str) -> FrontMatter {
-    let none = FrontMatter { body_start: 0, metadata: None };
+    let none = FrontMatter {
+        body_start: 0,
+        metadata: None,
+    };
     let first_line_end = match text.find('\n') {
         Some(i) => i,
         None => return none,
@@ -28,7 +31,10 @@ pub(crate) fn split(text: &str) -> FrontMatter {
         if line == "---" || line == "..." {
             let yaml = &text[first_line_end + 1..pos];
             let body_start = (line_end + 1).min(text.len());
-            return FrontMatter { body_start, metadata: Some(parse_yaml(yaml)) };
+            return FrontMatter {
+                body_start,
+                metadata: Some(parse_yaml(yaml)),
+            };
         }
         if line_end >= text.len() {
             break;
@@ -39,7 +45,8 @@ pub(crate) fn split(text: &str) -> FrontMatter {
 }
 
 fn parse_yaml(yaml: &str) -> Result<BTreeMap<String, serde_json::Value>, String> {
-    let docs = YamlLoader::load_from_str(yaml).map_err(|e| format!("front matter is not valid YAML: {e}"))?;
+    let docs = YamlLoader::load_from_str(yaml)
+        .map_err(|e| format!("front matter is not valid YAML: {e}"))?;
     let mut map = BTreeMap::new();
     match docs.into_iter().next() {
         None | Some(Yaml::Null) => {}
@@ -67,10 +74,17 @@ fn to_json(value: Yaml) -> serde_json::Value {
     match value {
         Yaml::String(s) => Value::String(s),
         Yaml::Integer(i) => Value::from(i),
-        Yaml::Real(r) => r.parse::<f64>().map(Value::from).unwrap_or(Value::String(r)),
+        Yaml::Real(r) => r
+            .parse::<f64>()
+            .map(Value::from)
+            .unwrap_or(Value::String(r)),
         Yaml::Boolean(b) => Value::Bool(b),
         Yaml::Array(items) => Value::Array(items.into_iter().map(to_json).collect()),
-        Yaml::Hash(hash) => Value::Object(hash.into_iter().map(|(k, v)| (yaml_key(&k), to_json(v))).collect()),
+        Yaml::Hash(hash) => Value::Object(
+            hash.into_iter()
+                .map(|(k, v)| (yaml_key(&k), to_json(v)))
+                .collect(),
+        ),
         _ => Value::Null,
     }
 }

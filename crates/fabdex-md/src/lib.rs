@@ -21,7 +21,9 @@ mod spans;
 use std::collections::HashMap;
 use std::ops::Range;
 
-use fabdex_model::records::{CodeBlock, Diagnostic, LinkKind, MdExtraction, MdLink, MdSection, Part};
+use fabdex_model::records::{
+    CodeBlock, Diagnostic, LinkKind, MdExtraction, MdLink, MdSection, Part,
+};
 use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEnd};
 
 pub use anchor::github_anchor;
@@ -48,7 +50,11 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
     if let Some(result) = front.metadata {
         match result {
             Ok(map) => out.metadata = map,
-            Err(message) => out.diagnostics.push(Diagnostic { line: 1, column: 1, message }),
+            Err(message) => out.diagnostics.push(Diagnostic {
+                line: 1,
+                column: 1,
+                message,
+            }),
         }
     }
     out.leading_comment = front_matter::leading_comment(&text[body_start..]);
@@ -108,7 +114,11 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                 });
             }
             Event::End(TagEnd::CodeBlock) => in_code_block = false,
-            Event::Start(Tag::Link { link_type, dest_url, .. }) => {
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                ..
+            }) => {
                 let kind = match link_type {
                     LinkType::Inline => LinkKind::Inline,
                     LinkType::Autolink | LinkType::Email => LinkKind::Autolink,
@@ -152,7 +162,9 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                 } else if let Some(span) = classify_code_span(&code) {
                     let (kind, dest, span_lines) = match span {
                         CodeSpanRef::Path(p) => (LinkKind::CodePath, p, None),
-                        CodeSpanRef::FileSpan { path, start, end } => (LinkKind::FileSpan, path, Some((start, end))),
+                        CodeSpanRef::FileSpan { path, start, end } => {
+                            (LinkKind::FileSpan, path, Some((start, end)))
+                        }
                     };
                     links.push((
                         range.start,
@@ -183,7 +195,10 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
     // Section boundaries: an optional preamble, then one section per heading.
     let mut starts: Vec<(usize, Option<usize>)> = Vec::new();
     let first_heading = headings.first().map_or(text.len(), |h| h.start);
-    if text[body_start..first_heading].chars().any(|c| !c.is_whitespace()) {
+    if text[body_start..first_heading]
+        .chars()
+        .any(|c| !c.is_whitespace())
+    {
         starts.push((body_start, None));
     }
     for (i, h) in headings.iter().enumerate() {
@@ -229,7 +244,11 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
             out.title = Some(heading_text.clone());
         }
         let chars = section_text.chars().count();
-        let parts = if chars > split_chars { split_parts(section_text, start, split_chars) } else { Vec::new() };
+        let parts = if chars > split_chars {
+            split_parts(section_text, start, split_chars)
+        } else {
+            Vec::new()
+        };
         out.sections.push(MdSection {
             anchor,
             heading: heading_text,
@@ -247,16 +266,23 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
         });
     }
     if out.title.is_none() {
-        out.title = ["title", "name"]
-            .iter()
-            .find_map(|k| out.metadata.get(*k).and_then(|v| v.as_str()).map(str::to_string));
+        out.title = ["title", "name"].iter().find_map(|k| {
+            out.metadata
+                .get(*k)
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        });
     }
 
     let section_of = |byte: usize| out_section_index(&out.sections, byte);
-    let assignments: Vec<(usize, CodeBlock)> =
-        code_blocks.into_iter().map(|cb| (section_of(cb.byte_start as usize), cb)).collect();
-    let mention_assignments: Vec<(usize, String)> =
-        mentions.into_iter().map(|(at, m)| (section_of(at), m)).collect();
+    let assignments: Vec<(usize, CodeBlock)> = code_blocks
+        .into_iter()
+        .map(|cb| (section_of(cb.byte_start as usize), cb))
+        .collect();
+    let mention_assignments: Vec<(usize, String)> = mentions
+        .into_iter()
+        .map(|(at, m)| (section_of(at), m))
+        .collect();
     let mut link_rows: Vec<MdLink> = Vec::with_capacity(links.len());
     for (at, mut link) in links {
         link.section = section_of(at) as u32;
@@ -278,13 +304,19 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
             section.mentions.push(mention);
         }
     }
-    out.links = if out.sections.is_empty() { Vec::new() } else { link_rows };
+    out.links = if out.sections.is_empty() {
+        Vec::new()
+    } else {
+        link_rows
+    };
     out
 }
 
 /// Index of the section containing `byte` (the last one starting at or before it).
 fn out_section_index(sections: &[MdSection], byte: usize) -> usize {
-    sections.partition_point(|s| s.byte_start as usize <= byte).saturating_sub(1)
+    sections
+        .partition_point(|s| s.byte_start as usize <= byte)
+        .saturating_sub(1)
 }
 
 struct Heading {

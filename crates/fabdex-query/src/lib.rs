@@ -1,1 +1,111 @@
-//! placeholder
+//! # fabdex-query
+//!
+//! The query surface over one published snapshot: ranked searches, bounded
+//! reads by address, outlines and navigation. Every function here reads the
+//! snapshot only (tables, blobs, search index); nothing parses source at query
+//! time. The CLI (and later the MCP and HTTP shells) are thin layers over
+//! [`Engine`].
+//!
+//! Every read returns a [`fabdex_model::ReadEnvelope`]: the address of exactly
+//! that window, its char range, the total, the digest of the returned text,
+//! whether it was truncated and the address of the next window.
+
+mod error;
+mod navigate;
+mod read;
+mod search;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use fabdex_index::Snapshot;
+use fabdex_index::search_schema::{self, Fields};
+
+pub use error::QueryError;
+pub use navigate::{Outline, OutlineRow, Related, RelatedLink, SectionRef};
+pub use search::{Hit, SearchDocs, SearchResult, Why};
+
+/// An opened snapshot with the lookups queries need.
+pub struct Engine {
+    snap: Snapshot,
+    reader: tantivy::IndexReader,
+    fields: Fields,
+    /// Section address (`doc:r/p#a`) → section index.
+    sections: HashMap<String, u32>,
+    /// `<root>/<path>` → file index.
+    files: HashMap<String, u32>,
+    /// Section → its child sections.
+    children: Vec<Vec<u32>>,
+    /// Section → links (indices) that resolve to it.
+    backlinks: Vec<Vec<u32>>,
+    /// Section → links (indices) written in it.
+    outgoing: Vec<Vec<u32>>,
+}
+
+impl Engine {
+    /// Open the published snapshot of an index directory.
+    pub fn open_index(index_dir: &Path) -> Result<Engine, QueryError> {
+        let snap = Snapshot::open(index_dir).map_err(QueryError::from_open)?;
+        Engine::from_snapshot(snap)
+    }
+
+    pub fn from_snapshot(snap: Snapshot) -> Result<Engine, QueryError> {
+        let fields = search_schema::fields_of(&snap.search.schema())
+            .map_err(|e| QueryError::Corrupt(e.to_string()))?;
+        let reader = snap
+            .search
+            .reader_builder()
+            .reload_policy(tantivy::ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e: tantivy::TantivyError| {
+                QueryError::Corrupt(format!("cannot open the search index: {e}"))
+            })?;
+        let n = snap.docs.sections.len();
+        let sections = snap
+            .docs
+            .sections
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.address.clone(), i as u32))
+            .collect();
+        let files = snap
+            .docs
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (format!("{}/{}", f.root, f.path), i as u32))
+            .collect();
+        let mut children = vec![Vec::new(); n];
+        for (i, s) in snap.docs.sections.iter().enumerate() {
+            if let Some(p) = s.parent_row {
+                children[p as usize].push(i as u32);
+            }
+        }
+        let mut backlinks = vec![Vec::new(); n];
+        let mut outgoing = vec![Vec::new(); n];
+        for (i, l) in snap.docs.links.iter().enumerate() {
+            outgoing[l.from as usize].push(i as u32);
+            if let Some(t) = l.to_section {
+                backlinks[t as usize].push(i as u32);
+            }
+        }
+        Ok(Engine {
+            snap,
+            reader,
+            fields,
+            sections,
+            files,
+            children,
+            backlinks,
+            outgoing,
+        })
+    }
+
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snap
+    }
+
+    pub fn snapshot_id(&self) -> &str {
+        self.snap.id()
+    }
+}

@@ -1,0 +1,92 @@
+//! The content-addressed blob store: `blobs/<2 hex>/<62 hex>`, named by the
+//! blake3 digest of the bytes. Reads check the digest, so a corrupted blob is
+//! an error, never wrong text.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use fabdex_model::digest::{digest_bytes, digest_hex};
+
+pub struct BlobStore {
+    dir: PathBuf,
+}
+
+impl BlobStore {
+    pub fn new(dir: impl Into<PathBuf>) -> BlobStore {
+        BlobStore { dir: dir.into() }
+    }
+
+    pub fn path_of(&self, digest: &str) -> Result<PathBuf> {
+        let hex = digest_hex(digest).ok_or_else(|| anyhow!("`{digest}` is not a blake3 digest"))?;
+        Ok(self.dir.join(&hex[..2]).join(&hex[2..]))
+    }
+
+    /// Store bytes under their digest, linking from `reuse` (a previous
+    /// snapshot's store) when it already holds them.
+    pub fn put(&self, bytes: &[u8], reuse: Option<&BlobStore>) -> Result<String> {
+        let digest = digest_bytes(bytes);
+        let path = self.path_of(&digest)?;
+        if path.exists() {
+            return Ok(digest);
+        }
+        fs::create_dir_all(path.parent().unwrap())?;
+        if let Some(prev) = reuse {
+            let old = prev.path_of(&digest)?;
+            if old.exists() && fs::hard_link(&old, &path).is_ok() {
+                return Ok(digest);
+            }
+        }
+        fs::write(&path, bytes)
+            .with_context(|| format!("cannot write blob `{}`", path.display()))?;
+        Ok(digest)
+    }
+
+    /// The bytes stored under `digest`, checked against it.
+    pub fn get(&self, digest: &str) -> Result<Vec<u8>> {
+        let path = self.path_of(digest)?;
+        let bytes = fs::read(&path)
+            .with_context(|| format!("blob `{}` is missing from the snapshot", path.display()))?;
+        if digest_bytes(&bytes) != digest {
+            bail!(
+                "snapshot is corrupted: blob `{}` does not match its digest {digest}; re-run `fabdex index`",
+                path.display()
+            );
+        }
+        Ok(bytes)
+    }
+
+    /// The text stored under `digest`.
+    pub fn get_text(&self, digest: &str) -> Result<String> {
+        String::from_utf8(self.get(digest)?).map_err(|_| anyhow!("blob {digest} is not UTF-8"))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_detects_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = BlobStore::new(dir.path().join("a"));
+        let d = store.put(b"hello", None).unwrap();
+        assert_eq!(store.get_text(&d).unwrap(), "hello");
+        let other = BlobStore::new(dir.path().join("b"));
+        assert_eq!(other.put(b"hello", Some(&store)).unwrap(), d);
+        fs::write(store.path_of(&d).unwrap().with_file_name("x"), b"").unwrap();
+        fs::remove_file(store.path_of(&d).unwrap()).unwrap();
+        fs::write(store.path_of(&d).unwrap(), b"jello").unwrap();
+        let err = store.get(&d).unwrap_err().to_string();
+        assert!(err.contains("corrupted"), "{err}");
+        assert_eq!(
+            other.get_text(&d).unwrap(),
+            "hello",
+            "a hard link survives the old file's replacement"
+        );
+    }
+}

@@ -1,0 +1,628 @@
+//! One build: walk → read and classify → extract (cached by digest) →
+//! assemble tables → resolve links → write blobs, tables and the search index
+//! into a staging directory → publish atomically.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+use fabdex_model::digest::{digest_bytes, digest_hex};
+use fabdex_model::records::{
+    Diagnostic, DocFileRow, DocsTable, LinkRow, LinkTarget, MdExtraction, RootKind, SectionRow,
+    is_historical,
+};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use tantivy::doc;
+
+use crate::blobs::BlobStore;
+use crate::config::Config;
+use crate::links::Resolver;
+use crate::search_schema::{self, UnitText, expand_identifiers};
+use crate::snapshot::{
+    Counts, FORMAT_VERSION, IndexLayout, Manifest, ManifestFile, ManifestRoot, Snapshot, units_of,
+};
+use crate::walk::{Candidate, FileType, Skipped, walk_root};
+
+/// Version of the search-index content; part of the snapshot id.
+const SEARCH_VERSION: u32 = 1;
+
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    pub index_dir: PathBuf,
+    /// Show a progress bar (only drawn on a terminal).
+    pub progress: bool,
+    /// Older snapshots kept besides the published one.
+    pub keep_snapshots: usize,
+}
+
+impl BuildOptions {
+    pub fn new(index_dir: impl Into<PathBuf>) -> Self {
+        BuildOptions {
+            index_dir: index_dir.into(),
+            progress: false,
+            keep_snapshots: 2,
+        }
+    }
+}
+
+/// Diagnostics of one file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileDiagnostics {
+    pub address: String,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A link that did not resolve, with where it is and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnresolvedLink {
+    pub from: String,
+    pub line: u32,
+    pub dest: String,
+    pub reason: String,
+}
+
+/// What a build read, skipped and could not resolve. Written to the
+/// snapshot's `report.json` and printed by `fabdex index`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexReport {
+    pub snapshot_id: String,
+    pub index_dir: String,
+    /// True when an identical snapshot already existed and was re-published.
+    pub unchanged: bool,
+    pub roots: Vec<ManifestRoot>,
+    pub counts: Counts,
+    /// Files extracted in this build, and files whose extraction came from the cache.
+    pub extracted: u64,
+    pub reused_from_cache: u64,
+    pub skipped: Vec<Skipped>,
+    pub diagnostics: Vec<FileDiagnostics>,
+    pub unresolved_links: Vec<UnresolvedLink>,
+    pub elapsed_ms: u64,
+}
+
+struct ReadFile {
+    candidate: Candidate,
+    text: String,
+    digest: String,
+    extraction: MdExtraction,
+    from_cache: bool,
+}
+
+enum Outcome {
+    Read(Box<ReadFile>),
+    Skip(Skipped),
+}
+
+fn skip(root: &str, path: &str, reason: String) -> Outcome {
+    Outcome::Skip(Skipped {
+        root: root.to_string(),
+        path: path.to_string(),
+        reason,
+    })
+}
+
+/// Build a snapshot of `config`'s roots and publish it in `opts.index_dir`.
+pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
+    let started = Instant::now();
+    config.validate()?;
+    let layout = IndexLayout::new(&opts.index_dir);
+    for dir in [layout.snapshots(), layout.staging(), layout.cache()] {
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
+    }
+    let max_bytes = config.index.max_file_bytes;
+    let roots: Vec<(String, PathBuf)> = config
+        .roots
+        .iter()
+        .map(|r| {
+            Ok((
+                r.name.clone(),
+                r.path
+                    .canonicalize()
+                    .with_context(|| format!("root `{}`", r.name))?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+
+    // Walk.
+    let mut candidates = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen: Vec<HashSet<String>> = Vec::new();
+    for (i, root) in config.roots.iter().enumerate() {
+        let walked = walk_root(i, root)?;
+        candidates.extend(walked.candidates);
+        skipped.extend(walked.skipped);
+        seen.push(walked.seen.into_iter().collect());
+    }
+
+    // Read, classify and extract in parallel.
+    let cache_dir = layout
+        .cache()
+        .join(format!("md-v{}", fabdex_md::EXTRACTOR_VERSION));
+    fs::create_dir_all(&cache_dir)?;
+    let bar = progress_bar(opts.progress, candidates.len() as u64);
+    let outcomes: Vec<Outcome> = candidates
+        .into_par_iter()
+        .map(|c| {
+            let out = read_and_extract(c, config, max_bytes, &cache_dir);
+            if let Some(bar) = &bar {
+                bar.inc(1);
+            }
+            out
+        })
+        .collect();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let mut files: Vec<ReadFile> = Vec::new();
+    for o in outcomes {
+        match o {
+            Outcome::Read(f) => files.push(*f),
+            Outcome::Skip(s) => skipped.push(s),
+        }
+    }
+
+    // Assemble the tables.
+    let mut docs = DocsTable::default();
+    let mut by_address: HashMap<String, u32> = HashMap::new();
+    for f in &files {
+        let root_cfg = &config.roots[f.candidate.root];
+        let first_section = docs.sections.len() as u32;
+        let file_index = docs.files.len() as u32;
+        for s in &f.extraction.sections {
+            let address = format!("doc:{}/{}#{}", root_cfg.name, f.candidate.path, s.anchor);
+            by_address.insert(address.clone(), docs.sections.len() as u32);
+            docs.sections.push(SectionRow {
+                address,
+                file: file_index,
+                parent_row: s.parent.map(|p| first_section + p),
+                section: s.clone(),
+            });
+        }
+        docs.files.push(DocFileRow {
+            root: root_cfg.name.clone(),
+            path: f.candidate.path.clone(),
+            origin: root_cfg.origin_label(),
+            kind: root_cfg.kind.unwrap_or(RootKind::Docs),
+            digest: f.digest.clone(),
+            bytes: f.text.len() as u64,
+            chars: f.text.chars().count() as u64,
+            lines: f.text.lines().count() as u32,
+            title: f.extraction.title.clone(),
+            metadata: f.extraction.metadata.clone(),
+            leading_comment: f.extraction.leading_comment.clone(),
+            historical: is_historical(&f.extraction.metadata),
+            diagnostics: f.extraction.diagnostics.clone(),
+            first_section,
+            section_count: f.extraction.sections.len() as u32,
+        });
+    }
+
+    // Resolve links.
+    let folders: Vec<HashSet<String>> = seen
+        .iter()
+        .map(|paths| {
+            let mut dirs = HashSet::new();
+            for p in paths {
+                let mut dir = Path::new(p).parent();
+                while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+                    if !dirs.insert(d.to_string_lossy().into_owned()) {
+                        break;
+                    }
+                    dir = d.parent();
+                }
+            }
+            dirs
+        })
+        .collect();
+    let indexed: HashMap<(usize, String), u32> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| ((f.candidate.root, f.candidate.path.clone()), i as u32))
+        .collect();
+    let resolver = Resolver {
+        roots: roots.clone(),
+        seen,
+        folders,
+        files: indexed,
+        sections: &by_address,
+    };
+    let mut unresolved = Vec::new();
+    let mut counts = Counts::default();
+    for (fi, f) in files.iter().enumerate() {
+        let first = docs.files[fi].first_section;
+        for link in &f.extraction.links {
+            let (target, to_section) = resolver.resolve(f.candidate.root, &f.candidate.path, link);
+            let from = first + link.section;
+            match &target {
+                LinkTarget::Section { .. } => counts.links_to_sections += 1,
+                LinkTarget::File { .. } | LinkTarget::Folder { .. } => counts.links_to_files += 1,
+                LinkTarget::External { .. } => counts.links_external += 1,
+                LinkTarget::Unresolved { reason } => {
+                    counts.links_unresolved += 1;
+                    unresolved.push(UnresolvedLink {
+                        from: docs.sections[from as usize].address.clone(),
+                        line: link.line,
+                        dest: link.dest.clone(),
+                        reason: reason.clone(),
+                    });
+                }
+            }
+            docs.links.push(LinkRow {
+                from,
+                kind: link.kind,
+                dest: link.dest.clone(),
+                text: link.text.clone(),
+                line: link.line,
+                lines: link.lines,
+                target,
+                to_section,
+            });
+        }
+    }
+
+    // Write the snapshot into staging.
+    let staging = layout.staging().join(format!(
+        "build-{}-{}",
+        std::process::id(),
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    let result = write_snapshot(
+        &staging,
+        &layout,
+        config,
+        &files,
+        &docs,
+        &mut counts,
+        &skipped,
+        unresolved,
+        started,
+    );
+    let (manifest, mut report) = match result {
+        Ok(ok) => ok,
+        Err(e) => {
+            let _ = fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+    };
+    report.unchanged = publish(&layout, &staging, &manifest.snapshot_id)?;
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    gc(&layout, &manifest.snapshot_id, opts.keep_snapshots);
+    Ok(report)
+}
+
+fn progress_bar(wanted: bool, len: u64) -> Option<indicatif::ProgressBar> {
+    if !wanted || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} indexing {pos}/{len} files {wide_bar} {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(bar)
+}
+
+fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, cache_dir: &Path) -> Outcome {
+    let root = &config.roots[c.root];
+    match (c.file_type, root.kind) {
+        (FileType::Markdown, _) => {}
+        (FileType::TypeScript, None | Some(RootKind::Patterns)) => {
+            return skip(
+                &root.name,
+                &c.path,
+                "TypeScript pattern source: pattern extraction is not in this version".into(),
+            );
+        }
+        _ => {
+            return skip(
+                &root.name,
+                &c.path,
+                "unsupported file type (this version indexes Markdown)".into(),
+            );
+        }
+    }
+    if c.bytes > max_bytes {
+        return skip(
+            &root.name,
+            &c.path,
+            format!(
+                "file is {} bytes, over the {max_bytes}-byte limit (index.max_file_bytes)",
+                c.bytes
+            ),
+        );
+    }
+    let bytes = match fs::read(&c.abs) {
+        Ok(b) => b,
+        Err(e) => return skip(&root.name, &c.path, format!("cannot read: {e}")),
+    };
+    if bytes.len() as u64 > max_bytes {
+        return skip(
+            &root.name,
+            &c.path,
+            format!(
+                "file is {} bytes, over the {max_bytes}-byte limit (index.max_file_bytes)",
+                bytes.len()
+            ),
+        );
+    }
+    if let Some(at) = bytes.iter().take(8192).position(|b| *b == 0) {
+        return skip(
+            &root.name,
+            &c.path,
+            format!("binary file (NUL byte at offset {at})"),
+        );
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            return skip(
+                &root.name,
+                &c.path,
+                format!(
+                    "not valid UTF-8 (invalid byte at offset {})",
+                    e.utf8_error().valid_up_to()
+                ),
+            );
+        }
+    };
+    let digest = digest_bytes(text.as_bytes());
+    let cache_file = cache_dir.join(format!("{}.json", digest_hex(&digest).unwrap_or("x")));
+    let cached: Option<MdExtraction> = fs::read(&cache_file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let (extraction, from_cache) = match cached {
+        Some(e) => (e, true),
+        None => {
+            let e = fabdex_md::extract(&text);
+            if let Ok(json) = serde_json::to_vec(&e) {
+                let tmp = cache_file.with_extension(format!("tmp{}", std::process::id()));
+                if fs::write(&tmp, json).is_ok() {
+                    let _ = fs::rename(&tmp, &cache_file);
+                }
+            }
+            (e, false)
+        }
+    };
+    Outcome::Read(Box::new(ReadFile {
+        candidate: c,
+        text,
+        digest,
+        extraction,
+        from_cache,
+    }))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_snapshot(
+    staging: &Path,
+    layout: &IndexLayout,
+    config: &Config,
+    files: &[ReadFile],
+    docs: &DocsTable,
+    counts: &mut Counts,
+    skipped: &[Skipped],
+    unresolved: Vec<UnresolvedLink>,
+    started: Instant,
+) -> Result<(Manifest, IndexReport)> {
+    fs::create_dir_all(staging.join("tables"))?;
+    fs::create_dir_all(staging.join("search"))?;
+
+    // Blobs: hard-linked from the published snapshot when unchanged.
+    let previous = layout
+        .current_id()
+        .map(|id| BlobStore::new(layout.snapshot(&id).join("blobs")));
+    let blobs = BlobStore::new(staging.join("blobs"));
+    for f in files {
+        blobs.put(f.text.as_bytes(), previous.as_ref())?;
+    }
+
+    // Tables.
+    let docs_json = serde_json::to_vec(docs)?;
+    fs::write(staging.join("tables/docs.json"), &docs_json)?;
+    let mut tables = BTreeMap::new();
+    tables.insert("tables/docs.json".to_string(), digest_bytes(&docs_json));
+
+    // Search index.
+    let units = units_of(docs);
+    write_search_index(&staging.join("search"), files, docs, &units)?;
+    let mut search_files = BTreeMap::new();
+    for entry in fs::read_dir(staging.join("search"))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".lock") || !entry.file_type()?.is_file() {
+            continue;
+        }
+        search_files.insert(name, digest_bytes(&fs::read(entry.path())?));
+    }
+
+    // Manifest.
+    let manifest_roots: Vec<ManifestRoot> = config
+        .roots
+        .iter()
+        .map(|r| ManifestRoot {
+            name: r.name.clone(),
+            path: r.path.display().to_string(),
+            kind: r.kind,
+            origin: r.origin_label(),
+        })
+        .collect();
+    let manifest_files: Vec<ManifestFile> = files
+        .iter()
+        .map(|f| ManifestFile {
+            root: config.roots[f.candidate.root].name.clone(),
+            path: f.candidate.path.clone(),
+            digest: f.digest.clone(),
+            bytes: f.text.len() as u64,
+        })
+        .collect();
+    let mut id_hasher = blake3::Hasher::new();
+    id_hasher.update(
+        format!(
+            "format {FORMAT_VERSION} md {} search {SEARCH_VERSION}\n",
+            fabdex_md::EXTRACTOR_VERSION
+        )
+        .as_bytes(),
+    );
+    for r in &manifest_roots {
+        id_hasher.update(format!("root {} {:?} {}\n", r.name, r.kind, r.origin).as_bytes());
+    }
+    for f in &manifest_files {
+        id_hasher.update(format!("file {}/{} {}\n", f.root, f.path, f.digest).as_bytes());
+    }
+    let snapshot_id = id_hasher.finalize().to_hex()[..16].to_string();
+
+    counts.files = files.len() as u64;
+    counts.bytes = files.iter().map(|f| f.text.len() as u64).sum();
+    counts.sections = docs.sections.len() as u64;
+    counts.parts = docs
+        .sections
+        .iter()
+        .map(|s| s.section.parts.len() as u64)
+        .sum();
+    counts.units = units.len() as u64;
+    counts.links = docs.links.len() as u64;
+    counts.skipped = skipped.len() as u64;
+    counts.diagnostics = docs.files.iter().map(|f| f.diagnostics.len() as u64).sum();
+
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        snapshot_id: snapshot_id.clone(),
+        created_unix: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        fabdex_version: env!("CARGO_PKG_VERSION").to_string(),
+        roots: manifest_roots.clone(),
+        files: manifest_files,
+        counts: counts.clone(),
+        tables,
+        search_files,
+    };
+    let report = IndexReport {
+        snapshot_id,
+        index_dir: layout.root.display().to_string(),
+        unchanged: false,
+        roots: manifest_roots,
+        counts: counts.clone(),
+        extracted: files.iter().filter(|f| !f.from_cache).count() as u64,
+        reused_from_cache: files.iter().filter(|f| f.from_cache).count() as u64,
+        skipped: skipped.to_vec(),
+        diagnostics: docs
+            .files
+            .iter()
+            .filter(|f| !f.diagnostics.is_empty())
+            .map(|f| FileDiagnostics {
+                address: format!("doc:{}/{}", f.root, f.path),
+                diagnostics: f.diagnostics.clone(),
+            })
+            .collect(),
+        unresolved_links: unresolved,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+    };
+    fs::write(
+        staging.join("report.json"),
+        serde_json::to_vec_pretty(&report)?,
+    )?;
+    // The manifest is written last: a staging directory without one is incomplete.
+    fs::write(
+        staging.join("manifest.json"),
+        serde_json::to_vec_pretty(&manifest)?,
+    )?;
+    Ok((manifest, report))
+}
+
+fn write_search_index(
+    dir: &Path,
+    files: &[ReadFile],
+    docs: &DocsTable,
+    units: &[crate::Unit],
+) -> Result<()> {
+    let (schema, f) = search_schema::schema();
+    let index = tantivy::Index::create_in_dir(dir, schema)?;
+    search_schema::register(&index);
+    let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 64_000_000)?;
+    for (ui, unit) in units.iter().enumerate() {
+        let row = &docs.sections[unit.section as usize];
+        let file_row = &docs.files[row.file as usize];
+        let u = UnitText::new(&files[row.file as usize].text, row, file_row, unit);
+        writer.add_document(doc!(
+            f.unit => ui as u64,
+            f.address => unit.address.clone(),
+            f.heading => expand_identifiers(&u.heading),
+            f.context => expand_identifiers(&u.context),
+            f.path => expand_identifiers(&u.path),
+            f.body => expand_identifiers(&u.body),
+            f.code => expand_identifiers(&u.code),
+            f.symbols => expand_identifiers(&u.symbols),
+            f.path_raw => format!("{}/{}", file_row.root, file_row.path),
+            f.history => u64::from(file_row.historical),
+        ))?;
+    }
+    writer.commit()?;
+    writer.wait_merging_threads()?;
+    Ok(())
+}
+
+/// Move the staged snapshot into place and point `CURRENT` at it. Returns true
+/// when an identical, intact snapshot was already there.
+fn publish(layout: &IndexLayout, staging: &Path, id: &str) -> Result<bool> {
+    let target = layout.snapshot(id);
+    let mut unchanged = false;
+    if target.exists() {
+        if verify_all(&target).is_ok() {
+            fs::remove_dir_all(staging)?;
+            unchanged = true;
+        } else {
+            let trash = layout
+                .staging()
+                .join(format!("replaced-{id}-{}", std::process::id()));
+            fs::rename(&target, &trash)?;
+            fs::rename(staging, &target)?;
+            let _ = fs::remove_dir_all(&trash);
+        }
+    } else {
+        fs::rename(staging, &target)
+            .with_context(|| format!("cannot publish snapshot into `{}`", target.display()))?;
+    }
+    let tmp = layout
+        .root
+        .join(format!("CURRENT.tmp{}", std::process::id()));
+    fs::write(&tmp, format!("{id}\n"))?;
+    fs::File::open(&tmp)?.sync_all()?;
+    fs::rename(&tmp, layout.current()).context("cannot replace CURRENT")?;
+    Ok(unchanged)
+}
+
+/// Open a snapshot and check every blob against its digest.
+pub fn verify_all(dir: &Path) -> Result<()> {
+    let snap = Snapshot::open_dir(dir)?;
+    for f in &snap.docs.files {
+        snap.blobs.get(&f.digest)?;
+    }
+    Ok(())
+}
+
+/// Remove old snapshots, keeping the current one and the `keep` newest others.
+fn gc(layout: &IndexLayout, current: &str, keep: usize) {
+    let Ok(entries) = fs::read_dir(layout.snapshots()) else {
+        return;
+    };
+    let mut others: Vec<(SystemTime, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name() != current)
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    others.sort_by_key(|o| std::cmp::Reverse(o.0));
+    for (_, path) in others.into_iter().skip(keep) {
+        let _ = fs::remove_dir_all(path);
+    }
+}

@@ -1,0 +1,253 @@
+//! The tantivy schema and text analysis shared by the build (which writes the
+//! search index) and the query layer (which searches it), so both tokenize alike.
+
+use fabdex_model::records::{DocFileRow, SectionRow};
+use tantivy::Index;
+
+use crate::Unit;
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+};
+
+/// Name of the analyzer registered on every fabdex search index.
+pub const ANALYZER: &str = "fabdex";
+
+/// The fields of one search unit (a section, or a part of a split section).
+#[derive(Clone, Copy)]
+pub struct Fields {
+    /// Index of the unit in [`crate::Snapshot::units`].
+    pub unit: Field,
+    pub address: Field,
+    /// The section's own heading.
+    pub heading: Field,
+    /// Ancestor headings, the file's title, and skills' name and description.
+    pub context: Field,
+    pub path: Field,
+    /// Prose (code blocks removed).
+    pub body: Field,
+    /// Code blocks.
+    pub code: Field,
+    /// Inline code spans.
+    pub symbols: Field,
+    /// `<root>/<path>` untokenized, for prefix filters.
+    pub path_raw: Field,
+    /// 1 when the file is historical.
+    pub history: Field,
+}
+
+pub const TEXT_FIELDS: [&str; 6] = ["heading", "context", "path", "body", "code", "symbols"];
+
+pub fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    let fields = Fields {
+        unit: b.add_u64_field("unit", STORED | FAST),
+        address: b.add_text_field("address", STRING | STORED),
+        heading: b.add_text_field("heading", text.clone()),
+        context: b.add_text_field("context", text.clone()),
+        path: b.add_text_field("path", text.clone()),
+        body: b.add_text_field("body", text.clone()),
+        code: b.add_text_field("code", text.clone()),
+        symbols: b.add_text_field("symbols", text),
+        path_raw: b.add_text_field("path_raw", STRING),
+        history: b.add_u64_field("history", INDEXED | FAST),
+    };
+    (b.build(), fields)
+}
+
+/// Look the fields up on an opened index.
+pub fn fields_of(schema: &Schema) -> tantivy::Result<Fields> {
+    let f = |name: &str| schema.get_field(name);
+    Ok(Fields {
+        unit: f("unit")?,
+        address: f("address")?,
+        heading: f("heading")?,
+        context: f("context")?,
+        path: f("path")?,
+        body: f("body")?,
+        code: f("code")?,
+        symbols: f("symbols")?,
+        path_raw: f("path_raw")?,
+        history: f("history")?,
+    })
+}
+
+/// The text of each search field of one unit, before identifier expansion.
+/// The build indexes it; the query layer recomputes it to explain a hit.
+pub struct UnitText {
+    pub heading: String,
+    pub context: String,
+    pub path: String,
+    pub body: String,
+    pub code: String,
+    pub symbols: String,
+}
+
+impl UnitText {
+    /// `file_text` is the whole file the unit's section is in.
+    pub fn new(file_text: &str, row: &SectionRow, file: &DocFileRow, unit: &Unit) -> UnitText {
+        let (start, end) = (unit.byte_start as usize, unit.byte_end as usize);
+        let mut body = String::with_capacity(end - start);
+        let mut code = String::new();
+        let mut pos = start;
+        for cb in &row.section.code_blocks {
+            let (cs, ce) = (cb.byte_start as usize, cb.byte_end as usize);
+            if ce <= start || cs >= end {
+                continue;
+            }
+            let (cs, ce) = (cs.max(pos), ce.min(end));
+            if cs > pos {
+                body.push_str(&file_text[pos..cs]);
+            }
+            if ce > cs {
+                code.push_str(&file_text[cs..ce]);
+                code.push('\n');
+            }
+            pos = ce.max(pos);
+        }
+        if pos < end {
+            body.push_str(&file_text[pos..end]);
+        }
+        let path = &row.section.heading_path;
+        let mut context: Vec<&str> = path
+            .iter()
+            .take(path.len().saturating_sub(1))
+            .map(String::as_str)
+            .collect();
+        let meta = |key: &str| file.metadata.get(key).and_then(|v| v.as_str());
+        context.extend(
+            [file.title.as_deref(), meta("name"), meta("description")]
+                .into_iter()
+                .flatten(),
+        );
+        UnitText {
+            heading: row.section.heading.clone(),
+            context: context.join("\n"),
+            path: format!("{} {}", file.root, file.path),
+            body,
+            code,
+            symbols: row.section.mentions.join("\n"),
+        }
+    }
+
+    /// (field name, text) pairs, in [`TEXT_FIELDS`] order.
+    pub fn fields(&self) -> [(&'static str, &str); 6] {
+        [
+            ("heading", &self.heading),
+            ("context", &self.context),
+            ("path", &self.path),
+            ("body", &self.body),
+            ("code", &self.code),
+            ("symbols", &self.symbols),
+        ]
+    }
+}
+
+/// Lowercase, English stop words out, English stemming.
+pub fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(48))
+        .filter(LowerCaser)
+        .filter(StopWordFilter::new(Language::English).expect("tantivy ships English stop words"))
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+pub fn register(index: &Index) {
+    index.tokenizers().register(ANALYZER, analyzer());
+}
+
+/// The analyzed terms of a text (after identifier expansion), in order.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut analyzer = analyzer();
+    let expanded = expand_identifiers(text);
+    let mut stream = analyzer.token_stream(&expanded);
+    let mut out = Vec::new();
+    while stream.advance() {
+        out.push(stream.token().text.clone());
+    }
+    out
+}
+
+/// Append the pieces of camelCase, PascalCase and snake_case identifiers so
+/// `fetchJson` is also found as `fetch json` and `WishState` as `wish state`.
+pub fn expand_identifiers(text: &str) -> String {
+    let mut extra = String::new();
+    for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        let pieces = split_identifier(word);
+        if pieces.len() > 1 {
+            for p in pieces {
+                extra.push(' ');
+                extra.push_str(&p);
+            }
+        }
+    }
+    if extra.is_empty() {
+        text.to_string()
+    } else {
+        format!("{text}\n{extra}")
+    }
+}
+
+/// `fetchJSONData` → fetch, JSON, Data; `snake_case` → snake, case.
+pub fn split_identifier(word: &str) -> Vec<String> {
+    let chars: Vec<char> = word.chars().collect();
+    let mut pieces = Vec::new();
+    let mut current = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '_' {
+            if !current.is_empty() {
+                pieces.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1).copied();
+        let boundary = match prev {
+            Some(p) if c.is_uppercase() => {
+                p.is_lowercase()
+                    || p.is_ascii_digit()
+                    || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
+            }
+            _ => false,
+        };
+        if boundary && !current.is_empty() {
+            pieces.push(std::mem::take(&mut current));
+        }
+        current.push(c);
+    }
+    if !current.is_empty() {
+        pieces.push(current);
+    }
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_identifiers() {
+        assert_eq!(split_identifier("fetchJson"), ["fetch", "Json"]);
+        assert_eq!(split_identifier("WishState"), ["Wish", "State"]);
+        assert_eq!(split_identifier("fetchJSONData"), ["fetch", "JSON", "Data"]);
+        assert_eq!(split_identifier("snake_case"), ["snake", "case"]);
+        assert_eq!(split_identifier("plain"), ["plain"]);
+    }
+
+    #[test]
+    fn terms_are_stemmed_expanded_and_stopword_free() {
+        let t = terms("How do the handlers use fetchJson?");
+        assert!(t.contains(&"handler".to_string()), "{t:?}");
+        assert!(t.contains(&"fetchjson".to_string()));
+        assert!(t.contains(&"fetch".to_string()) && t.contains(&"json".to_string()));
+        assert!(!t.contains(&"the".to_string()));
+    }
+}

@@ -1,0 +1,234 @@
+//! The snapshot format: layout, manifest, and opening a published snapshot
+//! with its integrity checked.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use fabdex_model::digest::digest_bytes;
+use fabdex_model::records::{DocsTable, RootKind};
+use serde::{Deserialize, Serialize};
+
+use crate::blobs::BlobStore;
+use crate::search_schema;
+
+/// Version of the snapshot layout and tables; a reader refuses other versions.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Paths inside an index directory.
+#[derive(Debug, Clone)]
+pub struct IndexLayout {
+    pub root: PathBuf,
+}
+
+impl IndexLayout {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        IndexLayout { root: root.into() }
+    }
+    pub fn current(&self) -> PathBuf {
+        self.root.join("CURRENT")
+    }
+    pub fn snapshots(&self) -> PathBuf {
+        self.root.join("snapshots")
+    }
+    pub fn snapshot(&self, id: &str) -> PathBuf {
+        self.snapshots().join(id)
+    }
+    pub fn staging(&self) -> PathBuf {
+        self.root.join("staging")
+    }
+    pub fn cache(&self) -> PathBuf {
+        self.root.join("cache")
+    }
+    /// Id of the published snapshot, if any.
+    pub fn current_id(&self) -> Option<String> {
+        let id = fs::read_to_string(self.current()).ok()?;
+        let id = id.trim();
+        (!id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| id.to_string())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestRoot {
+    pub name: String,
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub kind: Option<RootKind>,
+    pub origin: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestFile {
+    pub root: String,
+    pub path: String,
+    pub digest: String,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    pub files: u64,
+    pub bytes: u64,
+    pub sections: u64,
+    pub parts: u64,
+    pub units: u64,
+    pub links: u64,
+    pub links_to_sections: u64,
+    pub links_to_files: u64,
+    pub links_external: u64,
+    pub links_unresolved: u64,
+    pub skipped: u64,
+    pub diagnostics: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: u32,
+    pub snapshot_id: String,
+    pub created_unix: u64,
+    pub fabdex_version: String,
+    pub roots: Vec<ManifestRoot>,
+    pub files: Vec<ManifestFile>,
+    pub counts: Counts,
+    /// Table file (relative to the snapshot) → digest.
+    pub tables: BTreeMap<String, String>,
+    /// Search-index file (relative to `search/`) → digest.
+    pub search_files: BTreeMap<String, String>,
+}
+
+/// A search unit: a whole section, or one part of a split section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    pub section: u32,
+    /// 1-based part number for split sections.
+    pub part: Option<u32>,
+    pub address: String,
+    pub byte_start: u64,
+    pub byte_end: u64,
+    pub chars: u64,
+}
+
+/// The units of a docs table, in order: one per section, or one per part.
+pub fn units_of(docs: &DocsTable) -> Vec<Unit> {
+    let mut units = Vec::with_capacity(docs.sections.len());
+    for (i, row) in docs.sections.iter().enumerate() {
+        let s = &row.section;
+        if s.parts.is_empty() {
+            units.push(Unit {
+                section: i as u32,
+                part: None,
+                address: row.address.clone(),
+                byte_start: s.byte_start,
+                byte_end: s.byte_end,
+                chars: s.chars,
+            });
+        } else {
+            for (n, p) in s.parts.iter().enumerate() {
+                units.push(Unit {
+                    section: i as u32,
+                    part: Some(n as u32 + 1),
+                    address: format!("{}~{}", row.address, n + 1),
+                    byte_start: p.byte_start,
+                    byte_end: p.byte_end,
+                    chars: p.chars,
+                });
+            }
+        }
+    }
+    units
+}
+
+/// A published snapshot, opened and checked.
+pub struct Snapshot {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub docs: DocsTable,
+    pub units: Vec<Unit>,
+    pub search: tantivy::Index,
+    pub blobs: BlobStore,
+}
+
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    let bytes = fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+    serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", path.display()))
+}
+
+impl Snapshot {
+    /// Open the snapshot `CURRENT` names in `index_dir`.
+    pub fn open(index_dir: &Path) -> Result<Snapshot> {
+        let layout = IndexLayout::new(index_dir);
+        let id = layout.current_id().with_context(|| {
+            format!(
+                "no published snapshot in `{}` (no CURRENT file); run `fabdex index` first",
+                index_dir.display()
+            )
+        })?;
+        Self::open_dir(&layout.snapshot(&id))
+    }
+
+    /// Open one snapshot directory, checking every table and search file
+    /// against the manifest's digests.
+    pub fn open_dir(dir: &Path) -> Result<Snapshot> {
+        let manifest: Manifest = read_json(&dir.join("manifest.json"))
+            .with_context(|| format!("snapshot `{}` has no readable manifest", dir.display()))?;
+        if manifest.format_version != FORMAT_VERSION {
+            bail!(
+                "snapshot `{}` has format version {}, this fabdex reads {FORMAT_VERSION}; re-run `fabdex index`",
+                dir.display(),
+                manifest.format_version
+            );
+        }
+        let docs_path = dir.join("tables/docs.json");
+        let bytes = fs::read(&docs_path)
+            .with_context(|| format!("cannot read `{}`", docs_path.display()))?;
+        check_digest(&docs_path, &bytes, manifest.tables.get("tables/docs.json"))?;
+        let docs: DocsTable = serde_json::from_slice(&bytes)
+            .with_context(|| format!("`{}` is not valid", docs_path.display()))?;
+        for (name, digest) in &manifest.search_files {
+            let path = dir.join("search").join(name);
+            let bytes = fs::read(&path)
+                .with_context(|| format!("snapshot is missing `{}`", path.display()))?;
+            check_digest(&path, &bytes, Some(digest))?;
+        }
+        let search = tantivy::Index::open_in_dir(dir.join("search"))
+            .with_context(|| format!("cannot open the search index of `{}`", dir.display()))?;
+        search_schema::register(&search);
+        let units = units_of(&docs);
+        Ok(Snapshot {
+            dir: dir.to_path_buf(),
+            blobs: BlobStore::new(dir.join("blobs")),
+            manifest,
+            docs,
+            units,
+            search,
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.manifest.snapshot_id
+    }
+
+    /// The whole text of an indexed file, from the blob store.
+    pub fn file_text(&self, file: u32) -> Result<String> {
+        let row = &self.docs.files[file as usize];
+        self.blobs
+            .get_text(&row.digest)
+            .with_context(|| format!("reading `{}/{}` from the snapshot", row.root, row.path))
+    }
+}
+
+fn check_digest(path: &Path, bytes: &[u8], expected: Option<&String>) -> Result<()> {
+    let actual = digest_bytes(bytes);
+    match expected {
+        Some(e) if *e == actual => Ok(()),
+        Some(e) => bail!(
+            "snapshot is corrupted: `{}` has digest {actual} but the manifest records {e}; re-run `fabdex index`",
+            path.display()
+        ),
+        None => bail!(
+            "snapshot is corrupted: `{}` is not listed in the manifest",
+            path.display()
+        ),
+    }
+}
