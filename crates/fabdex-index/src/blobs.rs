@@ -33,7 +33,9 @@ impl BlobStore {
         fs::create_dir_all(path.parent().unwrap())?;
         if let Some(prev) = reuse {
             let old = prev.path_of(&digest)?;
-            if old.exists() && fs::hard_link(&old, &path).is_ok() {
+            // Link only a blob that still holds exactly these bytes: a
+            // corrupted predecessor must not leak into the new snapshot.
+            if fs::read(&old).is_ok_and(|b| b == bytes) && fs::hard_link(&old, &path).is_ok() {
                 return Ok(digest);
             }
         }

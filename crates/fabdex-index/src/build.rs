@@ -223,12 +223,23 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         .enumerate()
         .map(|(i, f)| ((f.candidate.root, f.candidate.path.clone()), i as u32))
         .collect();
+    // HTML anchors lead to their section, unless a heading already owns the name.
+    for (i, row) in docs.sections.iter().enumerate() {
+        let file = &docs.files[row.file as usize];
+        for id in &row.section.html_anchors {
+            by_address
+                .entry(format!("doc:{}/{}#{id}", file.root, file.path))
+                .or_insert(i as u32);
+        }
+    }
+    let section_addresses: Vec<String> = docs.sections.iter().map(|s| s.address.clone()).collect();
     let resolver = Resolver {
         roots: roots.clone(),
         seen,
         folders,
         files: indexed,
         sections: &by_address,
+        section_addresses: &section_addresses,
     };
     let mut unresolved = Vec::new();
     let mut counts = Counts::default();

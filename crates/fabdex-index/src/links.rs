@@ -16,8 +16,10 @@ pub struct Resolver<'a> {
     pub folders: Vec<HashSet<String>>,
     /// Indexed Markdown files: (root, path) → file index.
     pub files: HashMap<(usize, String), u32>,
-    /// Section address → global section index.
+    /// Section address (or `doc:r/p#<html anchor>`) → global section index.
     pub sections: &'a HashMap<String, u32>,
+    /// Canonical address of each section, by global index.
+    pub section_addresses: &'a [String],
 }
 
 fn has_scheme(dest: &str) -> bool {
@@ -235,6 +237,7 @@ impl Resolver<'_> {
                 for candidate in [a.clone(), a.to_lowercase()] {
                     let address = format!("{file_address}#{candidate}");
                     if let Some(&row) = self.sections.get(&address) {
+                        let address = self.section_addresses[row as usize].clone();
                         return (LinkTarget::Section { address }, Some(row));
                     }
                 }

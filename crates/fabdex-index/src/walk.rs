@@ -1,7 +1,10 @@
 //! Walking a root: which files are candidates and which are skipped, and why.
 //!
 //! Symbolic links are never followed (the real skills tree mirrors itself
-//! through symlinks); hidden files and `.gitignore`d paths are not visited.
+//! through symlinks). Hidden files are indexed (`.claude/rules/*.md` are real
+//! docs); `.gitignore` is not applied, so every file under a root is either
+//! indexed or reported as skipped. Version-control folders (`.git`, `.hg`,
+//! `.svn`) are reported once each and not entered.
 
 use std::path::PathBuf;
 
@@ -78,14 +81,23 @@ pub fn walk_root(index: usize, root: &RootConfig) -> Result<Walked> {
         skipped: Vec::new(),
         seen: Vec::new(),
     };
+    let pruned = std::sync::Arc::new(std::sync::Mutex::new(Vec::<PathBuf>::new()));
+    let pruned_in_filter = pruned.clone();
     let walker = ignore::WalkBuilder::new(&root.path)
         .follow_links(false)
-        .hidden(true)
-        .git_ignore(true)
-        .git_exclude(false)
-        .git_global(false)
-        .require_git(false)
+        .standard_filters(false)
         .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(move |e| {
+            let vcs = e.file_type().is_some_and(|t| t.is_dir())
+                && matches!(e.file_name().to_str(), Some(".git" | ".hg" | ".svn"));
+            if vcs {
+                pruned_in_filter
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(e.path().to_path_buf());
+            }
+            !vcs
+        })
         .build();
     for entry in walker {
         let entry = match entry {
@@ -144,6 +156,18 @@ pub fn walk_root(index: usize, root: &RootConfig) -> Result<Walked> {
             path: rel_str,
             abs: entry.path().to_path_buf(),
             bytes,
+        });
+    }
+    for dir in pruned.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        let rel = dir
+            .strip_prefix(&root.path)
+            .unwrap_or(dir)
+            .to_string_lossy()
+            .replace('\\', "/");
+        out.skipped.push(Skipped {
+            root: root.name.clone(),
+            path: format!("{rel}/"),
+            reason: "version-control folder (not entered)".into(),
         });
     }
     Ok(out)

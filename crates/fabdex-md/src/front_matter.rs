@@ -8,7 +8,10 @@ pub(crate) struct FrontMatter {
     /// Where the Markdown body starts (0 when there is no front matter).
     pub body_start: usize,
     /// Parsed keys, or why they could not be parsed.
-    pub metadata: Option<Result<BTreeMap<String, serde_json::Value>, String>>,
+    /// On error: the keys still recovered, and why YAML rejected it.
+    pub metadata: Option<
+        Result<BTreeMap<String, serde_json::Value>, (BTreeMap<String, serde_json::Value>, String)>,
+    >,
 }
 
 /// Split front matter off: `---` on the first line, closed by `---` or `...`.
@@ -31,9 +34,10 @@ pub(crate) fn split(text: &str) -> FrontMatter {
         if line == "---" || line == "..." {
             let yaml = &text[first_line_end + 1..pos];
             let body_start = (line_end + 1).min(text.len());
+            let metadata = parse_yaml(yaml).map_err(|message| (lenient_keys(yaml), message));
             return FrontMatter {
                 body_start,
-                metadata: Some(parse_yaml(yaml)),
+                metadata: Some(metadata),
             };
         }
         if line_end >= text.len() {
@@ -87,6 +91,25 @@ fn to_json(value: Yaml) -> serde_json::Value {
         ),
         _ => Value::Null,
     }
+}
+
+/// `key: value` lines of front matter that YAML rejected, as strings.
+pub(crate) fn lenient_keys(text: &str) -> BTreeMap<String, serde_json::Value> {
+    let mut map = BTreeMap::new();
+    for line in text.lines() {
+        if let Some((k, v)) = line.split_once(':') {
+            let k = k.trim_end();
+            if !k.is_empty()
+                && !line.starts_with([' ', '\t', '-'])
+                && k.chars()
+                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+            {
+                let v = v.trim().trim_matches('"');
+                map.insert(k.to_string(), serde_json::Value::String(v.to_string()));
+            }
+        }
+    }
+    map
 }
 
 /// The text of an HTML comment that opens the body (after blank lines).

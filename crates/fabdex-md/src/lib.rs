@@ -33,7 +33,7 @@ pub use spans::{CodeSpanRef, classify_code_span};
 pub const SPLIT_CHARS: usize = 12_000;
 
 /// Version of the extraction output; bump when the output for the same input changes.
-pub const EXTRACTOR_VERSION: u32 = 1;
+pub const EXTRACTOR_VERSION: u32 = 3;
 
 /// Extract sections, links and metadata from the text of one Markdown file.
 pub fn extract(text: &str) -> MdExtraction {
@@ -50,11 +50,14 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
     if let Some(result) = front.metadata {
         match result {
             Ok(map) => out.metadata = map,
-            Err(message) => out.diagnostics.push(Diagnostic {
-                line: 1,
-                column: 1,
-                message,
-            }),
+            Err((recovered, message)) => {
+                out.metadata = recovered;
+                out.diagnostics.push(Diagnostic {
+                    line: 1,
+                    column: 1,
+                    message,
+                });
+            }
         }
     }
     out.leading_comment = front_matter::leading_comment(&text[body_start..]);
@@ -69,6 +72,7 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
     let mut code_blocks: Vec<CodeBlock> = Vec::new();
     let mut mentions: Vec<(usize, String)> = Vec::new();
     let mut links: Vec<(usize, MdLink)> = Vec::new();
+    let mut html_anchors: Vec<(usize, String)> = Vec::new();
 
     let mut in_heading: Option<Heading> = None;
     let mut in_link: Option<(usize, MdLink)> = None;
@@ -180,6 +184,13 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                 }
                 mentions.push((range.start, code.trim().to_string()));
             }
+            Event::Html(html) | Event::InlineHtml(html) => {
+                html_anchors.extend(
+                    html_anchor_ids(&html)
+                        .into_iter()
+                        .map(|id| (range.start, id)),
+                );
+            }
             Event::SoftBreak | Event::HardBreak => {
                 if let Some(h) = in_heading.as_mut() {
                     h.text.push(' ');
@@ -263,6 +274,7 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
             parts,
             code_blocks: Vec::new(),
             mentions: Vec::new(),
+            html_anchors: Vec::new(),
         });
     }
     if out.title.is_none() {
@@ -294,6 +306,14 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
             section.code_blocks.push(cb);
         }
     }
+    for (at, id) in html_anchors {
+        let idx = out_section_index(&out.sections, at);
+        if let Some(section) = out.sections.get_mut(idx)
+            && !section.html_anchors.contains(&id)
+        {
+            section.html_anchors.push(id);
+        }
+    }
     for (idx, mention) in mention_assignments {
         if mention.is_empty() {
             continue;
@@ -310,6 +330,48 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
         link_rows
     };
     out
+}
+
+/// `id`/`name` attributes of `<a>` tags in a piece of HTML.
+fn html_anchor_ids(html: &str) -> Vec<String> {
+    let lower = html.to_ascii_lowercase();
+    let mut ids = Vec::new();
+    let mut pos = 0;
+    while let Some(found) = lower[pos..].find("<a") {
+        let tag_start = pos + found;
+        let after = lower[tag_start + 2..].chars().next();
+        let tag_end = lower[tag_start..]
+            .find('>')
+            .map_or(lower.len(), |e| tag_start + e);
+        pos = tag_start + 2;
+        if !after.is_some_and(char::is_whitespace) {
+            continue;
+        }
+        let tag = &lower[tag_start..tag_end];
+        for attr in ["id=", "name="] {
+            let mut search = 0;
+            while let Some(i) = tag[search..].find(attr) {
+                let at = search + i;
+                search = at + attr.len();
+                if at > 0 && !tag.as_bytes()[at - 1].is_ascii_whitespace() {
+                    continue;
+                }
+                let value_start = tag_start + at + attr.len();
+                let rest = &html[value_start..tag_end];
+                let value = match rest.chars().next() {
+                    Some(q @ ('"' | '\'')) => rest[1..].split(q).next().unwrap_or(""),
+                    _ => rest
+                        .split(|c: char| c.is_whitespace() || c == '/')
+                        .next()
+                        .unwrap_or(""),
+                };
+                if !value.is_empty() {
+                    ids.push(value.to_string());
+                }
+            }
+        }
+    }
+    ids
 }
 
 /// Index of the section containing `byte` (the last one starting at or before it).

@@ -41,6 +41,15 @@ fn sections_anchors_and_paths() {
 }
 
 #[test]
+fn html_anchors_belong_to_their_section() {
+    let out = extract(
+        "# A\n\n<a id=\"dau\"></a>\n\ntext <a name='x-y'>x</a> <abbr id=\"no\">n</abbr>\n\n# B\n",
+    );
+    assert_eq!(out.sections[0].html_anchors, ["dau", "x-y"]);
+    assert!(out.sections[1].html_anchors.is_empty());
+}
+
+#[test]
 fn line_numbers_are_one_based_and_inclusive() {
     let out = extract(DOC);
     let lines: Vec<&str> = DOC.lines().collect();

@@ -63,6 +63,10 @@ pub struct MdSection {
     /// Inline code spans, in order, deduplicated.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub mentions: Vec<String>,
+    /// HTML anchors (`<a id="x">`, `<a name="x">`) inside the section; links
+    /// to `#x` lead here.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub html_anchors: Vec<String>,
 }
 
 /// A window of a split section, by byte range in the file.

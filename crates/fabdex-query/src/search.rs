@@ -205,9 +205,11 @@ impl Engine {
             let file_row = &self.snap.docs.files[row.file as usize];
             let text = match file_texts.entry(row.file) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(self.snap.file_text(row.file).map_err(|e| QueryError::Corrupt(format!("{e:#}")))?)
-                }
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                    self.snap
+                        .file_text(row.file)
+                        .map_err(|e| QueryError::Corrupt(format!("{e:#}")))?,
+                ),
             };
             let unit_text = UnitText::new(text, row, file_row, unit);
             let why = explain(&unit_text, &terms, file_row.historical);

@@ -1,0 +1,115 @@
+//! Shared helpers for the integration tests: a private copy of the corpus, a
+//! config over it, and builds into a temporary index.
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use fabdex_index::{BuildOptions, Config, IndexReport};
+use fabdex_query::Engine;
+
+pub fn project_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A temporary workspace holding a copy of `corpus/docs` and `corpus/skills`
+/// and a config indexing them as roots `docs` and `skills`.
+pub struct Workspace {
+    pub dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    pub fn with_corpus() -> Workspace {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(
+            &project_root().join("corpus/docs"),
+            &dir.path().join("docs"),
+        );
+        copy_dir(
+            &project_root().join("corpus/skills"),
+            &dir.path().join("skills"),
+        );
+        fs::write(
+            dir.path().join("fabdex.toml"),
+            "[[root]]\nname = \"docs\"\npath = \"docs\"\nkind = \"docs\"\norigin = \"docs\"\n\n\
+             [[root]]\nname = \"skills\"\npath = \"skills\"\nkind = \"skills\"\norigin = \"skill\"\n",
+        )
+        .unwrap();
+        Workspace { dir }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn index_dir(&self) -> PathBuf {
+        self.dir.path().join("index")
+    }
+
+    pub fn config(&self) -> Config {
+        Config::load(&self.path("fabdex.toml")).unwrap()
+    }
+
+    pub fn build(&self) -> IndexReport {
+        fabdex_index::build(&self.config(), &BuildOptions::new(self.index_dir())).unwrap()
+    }
+
+    pub fn engine(&self) -> Engine {
+        Engine::open_index(&self.index_dir()).unwrap()
+    }
+}
+
+/// Read an address window by window, following `next`, and return the whole text.
+pub fn read_all(engine: &Engine, address: &str, window: u64) -> String {
+    let mut text = String::new();
+    let mut next = Some(address.to_string());
+    let mut first = true;
+    while let Some(addr) = next {
+        let env = engine
+            .read(&addr, if first { Some(0) } else { None }, Some(window))
+            .unwrap();
+        first = false;
+        assert_eq!(env.digest, fabdex_model::digest_text(&env.text));
+        assert_eq!(
+            env.offset as usize,
+            text.chars().count(),
+            "windows are contiguous"
+        );
+        assert!(env.text.chars().count() as u64 <= window);
+        text.push_str(&env.text);
+        assert_eq!(env.truncated, env.next.is_some());
+        next = env.next;
+    }
+    text
+}
+
+#[derive(serde::Deserialize)]
+pub struct Question {
+    pub q: String,
+    pub expect: Vec<Expected>,
+}
+
+#[derive(serde::Deserialize)]
+pub struct Expected {
+    #[serde(default)]
+    pub root: Option<String>,
+    pub path: String,
+    pub anchor: String,
+}
+
+pub fn load_qrels(path: &Path) -> Vec<Question> {
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
