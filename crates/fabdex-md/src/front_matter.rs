@@ -4,14 +4,14 @@ use std::collections::BTreeMap;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
+type Metadata = BTreeMap<String, serde_json::Value>;
+
 pub(crate) struct FrontMatter {
     /// Where the Markdown body starts (0 when there is no front matter).
     pub body_start: usize,
     /// Parsed keys, or why they could not be parsed.
     /// On error: the keys still recovered, and why YAML rejected it.
-    pub metadata: Option<
-        Result<BTreeMap<String, serde_json::Value>, (BTreeMap<String, serde_json::Value>, String)>,
-    >,
+    pub metadata: Option<Result<Metadata, (Metadata, String)>>,
 }
 
 /// Split front matter off: `---` on the first line, closed by `---` or `...`.
