@@ -1,0 +1,158 @@
+//! Acceptance on the real Common Fabric Markdown in `../shared/labs`. Every
+//! test here skips (passes with a note) when that folder is absent.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{load_qrels, project_root, read_all};
+use fabdex_index::{BuildOptions, Config};
+use fabdex_model::records::{LinkKind, LinkTarget};
+use fabdex_query::{Engine, SearchDocs};
+
+fn labs() -> Option<PathBuf> {
+    let path = project_root().join("../shared/labs");
+    if path.is_dir() {
+        Some(path)
+    } else {
+        eprintln!("skipping: ../shared/labs is not present");
+        None
+    }
+}
+
+/// One shared build of labs for all tests in this file.
+fn labs_index() -> Option<&'static (tempfile::TempDir, fabdex_index::IndexReport)> {
+    static INDEX: std::sync::OnceLock<Option<(tempfile::TempDir, fabdex_index::IndexReport)>> =
+        std::sync::OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let labs = labs()?;
+            let dir = tempfile::tempdir().unwrap();
+            let config = Config::from_roots(&[labs]).unwrap();
+            let report = fabdex_index::build(&config, &BuildOptions::new(dir.path())).unwrap();
+            Some((dir, report))
+        })
+        .as_ref()
+}
+
+#[test]
+fn indexes_all_of_labs_and_reports_every_skip() {
+    let Some((_, report)) = labs_index() else {
+        return;
+    };
+    let on_disk = walk_count(&labs().unwrap());
+    assert_eq!(
+        report.counts.files + report.counts.skipped,
+        on_disk.0,
+        "every file is indexed or reported"
+    );
+    assert_eq!(
+        report.counts.files, on_disk.1,
+        "every Markdown file is indexed"
+    );
+    assert!(report.skipped.iter().all(|s| !s.reason.is_empty()));
+}
+
+fn walk_count(dir: &std::path::Path) -> (u64, u64) {
+    let (mut all, mut md) = (0, 0);
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let t = entry.file_type().unwrap();
+        if t.is_dir() {
+            let (a, m) = walk_count(&entry.path());
+            all += a;
+            md += m;
+        } else {
+            all += 1;
+            md += u64::from(entry.path().extension().is_some_and(|e| e == "md"));
+        }
+    }
+    (all, md)
+}
+
+#[test]
+fn every_dev_question_hit_reopens_and_reassembles() {
+    let Some((dir, _)) = labs_index() else { return };
+    let engine = Engine::open_index(dir.path()).unwrap();
+    let qrels = load_qrels(&project_root().join("../shared/eval/docs-qrels.dev.json"));
+    let labs = labs().unwrap();
+    let mut checked = 0;
+    let mut found = 0;
+    for q in &qrels {
+        let result = engine
+            .search_docs(&SearchDocs {
+                query: q.q.clone(),
+                limit: Some(10),
+                ..Default::default()
+            })
+            .unwrap();
+        found += usize::from(q.expect.iter().any(|e| {
+            let a = format!("doc:labs/{}#{}", e.path, e.anchor);
+            result
+                .hits
+                .iter()
+                .any(|h| h.address == a || h.address.starts_with(&format!("{a}~")))
+        }));
+        for hit in &result.hits {
+            let a = engine.read(&hit.address, None, Some(32_000)).unwrap();
+            assert_eq!(
+                a.digest,
+                engine
+                    .read(&hit.address, None, Some(32_000))
+                    .unwrap()
+                    .digest
+            );
+            let whole = read_all(&engine, &hit.address, 4_000);
+            let snap = engine.snapshot();
+            let unit = snap
+                .units
+                .iter()
+                .find(|u| u.address == hit.address)
+                .unwrap();
+            let file = &snap.docs.files[snap.docs.sections[unit.section as usize].file as usize];
+            let source = std::fs::read(labs.join(&file.path)).unwrap();
+            assert_eq!(
+                whole.as_bytes(),
+                &source[unit.byte_start as usize..unit.byte_end as usize],
+                "{}",
+                hit.address
+            );
+            checked += 1;
+        }
+    }
+    eprintln!(
+        "labs dev questions: {found}/{} with an expected section in the top 10; {checked} hits reopened",
+        qrels.len()
+    );
+    assert_eq!(checked, qrels.len() * 10);
+}
+
+#[test]
+fn at_least_99_percent_of_live_anchor_links_resolve_to_a_section() {
+    let Some((dir, _)) = labs_index() else { return };
+    let engine = Engine::open_index(dir.path()).unwrap();
+    let docs = &engine.snapshot().docs;
+    let mut total = 0;
+    let mut unresolved = Vec::new();
+    for link in &docs.links {
+        let file = &docs.files[docs.sections[link.from as usize].file as usize];
+        let in_repo_anchor = matches!(link.kind, LinkKind::Inline | LinkKind::Reference)
+            && link.dest.contains('#')
+            && !matches!(link.target, LinkTarget::External { .. });
+        if !in_repo_anchor || file.path.starts_with("docs/history/") {
+            continue;
+        }
+        total += 1;
+        if !matches!(link.target, LinkTarget::Section { .. }) {
+            unresolved.push(format!("{}:{} {}", file.path, link.line, link.dest));
+        }
+    }
+    let rate = 1.0 - unresolved.len() as f64 / total as f64;
+    eprintln!(
+        "anchor links resolved: {}/{total} ({:.2}%); unresolved: {unresolved:?}",
+        total - unresolved.len(),
+        rate * 100.0
+    );
+    assert!(total > 200, "{total}");
+    assert!(rate >= 0.99, "{unresolved:#?}");
+}
