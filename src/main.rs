@@ -13,11 +13,7 @@ use fabdex_query::{Engine, QueryError, SearchDocs};
 use serde::Serialize;
 
 #[derive(Parser)]
-#[command(
-    name = "fabdex",
-    version,
-    about = "Index Common Fabric docs and answer bounded, addressable queries"
-)]
+#[command(name = "fabdex", version, about = "Index Common Fabric docs and answer bounded, addressable queries")]
 struct Cli {
     /// Index directory (default: $FABDEX_INDEX, or the config's `index.out`, or `.fabdex`).
     #[arg(long, global = true, env = "FABDEX_INDEX")]
@@ -95,10 +91,7 @@ fn main() -> ExitCode {
             };
             let message = format!("{err:#}");
             if json {
-                println!(
-                    "{}",
-                    serde_json::json!({"error": {"kind": kind, "message": message}})
-                );
+                println!("{}", serde_json::json!({"error": {"kind": kind, "message": message}}));
             }
             eprintln!("fabdex: {message}");
             ExitCode::from(code)
@@ -125,42 +118,20 @@ fn run(cli: Cli) -> Result<()> {
                 (None, true) => {
                     let default = PathBuf::from("fabdex.toml");
                     if !default.exists() {
-                        anyhow::bail!(
-                            "nothing to index: give ROOT paths or --config FILE (no ./fabdex.toml here)"
-                        );
+                        anyhow::bail!("nothing to index: give ROOT paths or --config FILE (no ./fabdex.toml here)");
                     }
                     Config::load(&default)?
                 }
             };
-            let dir = out
-                .or(cli.index)
-                .or(config.index.out.clone())
-                .unwrap_or_else(|| PathBuf::from(".fabdex"));
+            let dir = out.or(cli.index).or(config.index.out.clone()).unwrap_or_else(|| PathBuf::from(".fabdex"));
             let mut opts = BuildOptions::new(dir);
             opts.progress = !cli.json;
             let report = fabdex_index::build(&config, &opts)?;
-            if cli.json {
-                print_json(&report)
-            } else {
-                print_report(&report)
-            }
+            if cli.json { print_json(&report) } else { print_report(&report) }
         }
-        Command::Search {
-            what:
-                SearchWhat::Docs {
-                    query,
-                    limit,
-                    path_prefix,
-                    include_history,
-                },
-        } => {
+        Command::Search { what: SearchWhat::Docs { query, limit, path_prefix, include_history } } => {
             let engine = Engine::open_index(&index_dir(cli.index))?;
-            let result = engine.search_docs(&SearchDocs {
-                query,
-                limit,
-                path_prefix,
-                include_history,
-            })?;
+            let result = engine.search_docs(&SearchDocs { query, limit, path_prefix, include_history })?;
             if cli.json {
                 return print_json(&result);
             }
@@ -181,21 +152,12 @@ fn run(cli: Cli) -> Result<()> {
                 );
                 println!("    {}", hit.heading_path.join(" › "));
                 println!("    {}", hit.snippet);
-                let fields: Vec<String> = hit
-                    .why
-                    .fields
-                    .iter()
-                    .map(|(f, t)| format!("{f}: {}", t.join(" ")))
-                    .collect();
+                let fields: Vec<String> = hit.why.fields.iter().map(|(f, t)| format!("{f}: {}", t.join(" "))).collect();
                 println!("    why: {}", fields.join("; "));
             }
             Ok(())
         }
-        Command::Open {
-            address,
-            offset,
-            max_chars,
-        } => {
+        Command::Open { address, offset, max_chars } => {
             let engine = Engine::open_index(&index_dir(cli.index))?;
             let env = engine.read(&address, offset, max_chars)?;
             if cli.json {
@@ -228,20 +190,9 @@ fn run(cli: Cli) -> Result<()> {
             }
             for row in &outline.sections {
                 let indent = "  ".repeat(row.level.saturating_sub(1) as usize);
-                let heading = if row.level == 0 {
-                    "(preamble)"
-                } else {
-                    &row.heading
-                };
-                let parts = if row.parts > 0 {
-                    format!(", {} parts", row.parts)
-                } else {
-                    String::new()
-                };
-                println!(
-                    "{indent}{heading}  — {} (line {}, {} chars{parts})",
-                    row.address, row.line, row.chars
-                );
+                let heading = if row.level == 0 { "(preamble)" } else { &row.heading };
+                let parts = if row.parts > 0 { format!(", {} parts", row.parts) } else { String::new() };
+                println!("{indent}{heading}  — {} (line {}, {} chars{parts})", row.address, row.line, row.chars);
             }
             if outline.truncated {
                 println!(
@@ -269,20 +220,13 @@ fn run(cli: Cli) -> Result<()> {
                 println!("  sibling:  {} ({})", s.address, s.heading);
             }
             for l in &related.outgoing {
-                println!(
-                    "  links to: {} → {}",
-                    l.dest,
-                    serde_json::to_string(&l.target)?
-                );
+                println!("  links to: {} → {}", l.dest, serde_json::to_string(&l.target)?);
             }
             for l in &related.backlinks {
                 println!("  linked from: {} (line {})", l.from, l.line);
             }
             for (list, n) in &related.omitted {
-                println!(
-                    "  … {n} more {list} omitted (limit {})",
-                    Limits::RELATED_MAX_ITEMS
-                );
+                println!("  … {n} more {list} omitted (limit {})", Limits::RELATED_MAX_ITEMS);
             }
             Ok(())
         }
@@ -294,11 +238,7 @@ fn print_report(r: &IndexReport) -> Result<()> {
     println!(
         "snapshot {} {} in {} ms: {} files ({:.1} MB; {} extracted, {} reused from cache), {} sections ({} split parts), {} skipped",
         r.snapshot_id,
-        if r.unchanged {
-            "(unchanged)"
-        } else {
-            "published"
-        },
+        if r.unchanged { "(unchanged)" } else { "published" },
         r.elapsed_ms,
         c.files,
         c.bytes as f64 / 1e6,
@@ -314,10 +254,7 @@ fn print_report(r: &IndexReport) -> Result<()> {
     );
     let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
     for s in &r.skipped {
-        by_reason
-            .entry(s.reason.as_str())
-            .or_default()
-            .push(s.path.as_str());
+        by_reason.entry(s.reason.as_str()).or_default().push(s.path.as_str());
     }
     for (reason, paths) in &by_reason {
         println!(
@@ -329,23 +266,14 @@ fn print_report(r: &IndexReport) -> Result<()> {
     }
     for d in r.diagnostics.iter().take(20) {
         for diag in &d.diagnostics {
-            println!(
-                "diagnostic {}:{}:{}: {}",
-                d.address, diag.line, diag.column, diag.message
-            );
+            println!("diagnostic {}:{}:{}: {}", d.address, diag.line, diag.column, diag.message);
         }
     }
     for u in r.unresolved_links.iter().take(20) {
-        println!(
-            "unresolved link in {} line {}: `{}` ({})",
-            u.from, u.line, u.dest, u.reason
-        );
+        println!("unresolved link in {} line {}: `{}` ({})", u.from, u.line, u.dest, u.reason);
     }
     if r.unresolved_links.len() > 20 || r.skipped.len() > 5 {
-        println!(
-            "full report: {}/snapshots/{}/report.json (or run with --json)",
-            r.index_dir, r.snapshot_id
-        );
+        println!("full report: {}/snapshots/{}/report.json (or run with --json)", r.index_dir, r.snapshot_id);
     }
     Ok(())
 }

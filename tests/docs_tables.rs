@@ -10,13 +10,7 @@ use fabdex_index::{BuildOptions, Config, Snapshot};
 use fabdex_query::{Engine, QueryError, SearchDocs};
 
 fn search(engine: &Engine, q: &str, limit: usize) -> fabdex_query::SearchResult {
-    engine
-        .search_docs(&SearchDocs {
-            query: q.into(),
-            limit: Some(limit),
-            ..Default::default()
-        })
-        .unwrap()
+    engine.search_docs(&SearchDocs { query: q.into(), limit: Some(limit), ..Default::default() }).unwrap()
 }
 
 #[test]
@@ -24,10 +18,7 @@ fn every_hit_reopens_to_its_digest_and_next_reassembles_the_source() {
     let ws = Workspace::with_corpus();
     let report = ws.build();
     assert!(report.counts.files >= 28, "{:?}", report.counts);
-    assert!(
-        report.counts.parts >= 2,
-        "the long reference section is split"
-    );
+    assert!(report.counts.parts >= 2, "the long reference section is split");
     let engine = ws.engine();
     let snap = engine.snapshot();
     let questions = load_qrels(&project_root().join("tests/data/corpus-docs-qrels.json"));
@@ -40,21 +31,11 @@ fn every_hit_reopens_to_its_digest_and_next_reassembles_the_source() {
             assert_eq!(a.total, hit.chars);
             // Reassembling by `next` gives exactly the source bytes of the unit.
             let whole = read_all(&engine, &hit.address, 777);
-            let unit = snap
-                .units
-                .iter()
-                .find(|u| u.address == hit.address)
-                .unwrap();
+            let unit = snap.units.iter().find(|u| u.address == hit.address).unwrap();
             let row = &snap.docs.sections[unit.section as usize];
             let file = &snap.docs.files[row.file as usize];
-            let source =
-                fs::read_to_string(ws.path(&format!("{}/{}", file.root, file.path))).unwrap();
-            assert_eq!(
-                whole,
-                source[unit.byte_start as usize..unit.byte_end as usize],
-                "{}",
-                hit.address
-            );
+            let source = fs::read_to_string(ws.path(&format!("{}/{}", file.root, file.path))).unwrap();
+            assert_eq!(whole, source[unit.byte_start as usize..unit.byte_end as usize], "{}", hit.address);
             checked += 1;
         }
     }
@@ -71,26 +52,14 @@ fn search_finds_the_answer_in_its_own_words_for_most_questions() {
     for q in &questions {
         let hits = search(&engine, &q.q, 10).hits;
         let hit = q.expect.iter().any(|e| {
-            let address = format!(
-                "doc:{}/{}#{}",
-                e.root.as_deref().unwrap_or("docs"),
-                e.path,
-                e.anchor
-            );
-            hits.iter()
-                .any(|h| h.address == address || h.address.starts_with(&format!("{address}~")))
+            let address = format!("doc:{}/{}#{}", e.root.as_deref().unwrap_or("docs"), e.path, e.anchor);
+            hits.iter().any(|h| h.address == address || h.address.starts_with(&format!("{address}~")))
         });
         found += usize::from(hit);
     }
     let recall = found as f64 / questions.len() as f64;
-    eprintln!(
-        "corpus recall@10 = {recall:.2} ({found}/{})",
-        questions.len()
-    );
-    assert!(
-        recall >= REGRESSION_RECALL_AT_10,
-        "recall@10 {recall:.2} fell below {REGRESSION_RECALL_AT_10}"
-    );
+    eprintln!("corpus recall@10 = {recall:.2} ({found}/{})", questions.len());
+    assert!(recall >= REGRESSION_RECALL_AT_10, "recall@10 {recall:.2} fell below {REGRESSION_RECALL_AT_10}");
 }
 
 /// Measured at the first ranking pass; raise it as ranking improves.
@@ -103,58 +72,16 @@ fn hits_explain_themselves_and_json_names_are_stable() {
     let engine = ws.engine();
     let result = search(&engine, "fetchJson result type", 5);
     let top = &result.hits[0];
-    assert!(
-        top.why
-            .fields
-            .values()
-            .flatten()
-            .any(|t| t == "fetchjson" || t == "fetch"),
-        "{:?}",
-        top.why
-    );
-    assert!(
-        top.why
-            .matched_terms
-            .iter()
-            .all(|t| result.terms.contains(t))
-    );
+    assert!(top.why.fields.values().flatten().any(|t| t == "fetchjson" || t == "fetch"), "{:?}", top.why);
+    assert!(top.why.matched_terms.iter().all(|t| result.terms.contains(t)));
     let json = serde_json::to_value(&result).unwrap();
-    for key in [
-        "address",
-        "title",
-        "heading_path",
-        "snippet",
-        "score",
-        "why",
-    ] {
-        assert!(
-            json["hits"][0].get(key).is_some(),
-            "hit lacks {key}: {}",
-            json["hits"][0]
-        );
+    for key in ["address", "title", "heading_path", "snippet", "score", "why"] {
+        assert!(json["hits"][0].get(key).is_some(), "hit lacks {key}: {}", json["hits"][0]);
     }
     let env = serde_json::to_value(engine.read(&top.address, None, Some(10)).unwrap()).unwrap();
-    let mut keys: Vec<&str> = env
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let mut keys: Vec<&str> = env.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort();
-    assert_eq!(
-        keys,
-        [
-            "address",
-            "digest",
-            "end",
-            "next",
-            "offset",
-            "origin",
-            "text",
-            "total",
-            "truncated"
-        ]
-    );
+    assert_eq!(keys, ["address", "digest", "end", "next", "offset", "origin", "text", "total", "truncated"]);
 }
 
 #[test]
@@ -163,11 +90,7 @@ fn identifier_splitting_and_stemming_reach_code_named_sections() {
     ws.build();
     let engine = ws.engine();
     let hits = search(&engine, "fetch json", 3).hits;
-    assert!(
-        hits.iter()
-            .any(|h| h.address == "doc:docs/common/capabilities/fetch.md#fetchjsont"),
-        "{hits:#?}"
-    );
+    assert!(hits.iter().any(|h| h.address == "doc:docs/common/capabilities/fetch.md#fetchjsont"), "{hits:#?}");
 }
 
 #[test]
@@ -176,24 +99,10 @@ fn history_is_filtered_by_default_and_demoted_when_included() {
     ws.build();
     let engine = ws.engine();
     let q = "two argument Default form";
-    let live = engine
-        .search_docs(&SearchDocs {
-            query: q.into(),
-            limit: Some(50),
-            ..Default::default()
-        })
-        .unwrap();
-    assert!(
-        live.hits.iter().all(|h| !h.address.contains("/history/")),
-        "history leaked"
-    );
+    let live = engine.search_docs(&SearchDocs { query: q.into(), limit: Some(50), ..Default::default() }).unwrap();
+    assert!(live.hits.iter().all(|h| !h.address.contains("/history/")), "history leaked");
     let all = engine
-        .search_docs(&SearchDocs {
-            query: q.into(),
-            limit: Some(50),
-            include_history: true,
-            ..Default::default()
-        })
+        .search_docs(&SearchDocs { query: q.into(), limit: Some(50), include_history: true, ..Default::default() })
         .unwrap();
     let historical: Vec<_> = all.hits.iter().filter(|h| h.historical).collect();
     assert!(!historical.is_empty());
@@ -207,12 +116,7 @@ fn history_is_filtered_by_default_and_demoted_when_included() {
         })
         .unwrap();
     assert!(!prefixed.hits.is_empty());
-    assert!(
-        prefixed
-            .hits
-            .iter()
-            .all(|h| h.address.starts_with("doc:docs/common/conventions/"))
-    );
+    assert!(prefixed.hits.iter().all(|h| h.address.starts_with("doc:docs/common/conventions/")));
 }
 
 #[test]
@@ -222,40 +126,23 @@ fn outline_and_related_navigate_the_link_graph() {
     let engine = ws.engine();
     let outline = engine.outline("docs/common/conventions/wish.md").unwrap();
     assert_eq!(outline.files, 1);
-    assert!(
-        outline
-            .sections
-            .iter()
-            .any(|r| r.address == "doc:docs/common/conventions/wish.md#result-shape")
-    );
+    assert!(outline.sections.iter().any(|r| r.address == "doc:docs/common/conventions/wish.md#result-shape"));
     assert!(outline.sections.iter().all(|r| !r.address.is_empty()));
-    let related = engine
-        .related("doc:docs/common/conventions/wish.md#result-shape")
-        .unwrap();
+    let related = engine.related("doc:docs/common/conventions/wish.md#result-shape").unwrap();
     assert_eq!(
         related.parent.as_ref().map(|p| p.address.as_str()),
         Some("doc:docs/common/conventions/wish.md#finding-other-pieces")
     );
-    assert!(related.children.iter().any(|c| {
-        c.address
-            .ends_with("#telling-an-empty-search-from-a-pending-one")
-    }));
+    assert!(related.children.iter().any(|c| { c.address.ends_with("#telling-an-empty-search-from-a-pending-one") }));
     assert!(
-        related
-            .backlinks
-            .iter()
-            .any(|b| b.from.starts_with("doc:docs/FAQ.md#")),
+        related.backlinks.iter().any(|b| b.from.starts_with("doc:docs/FAQ.md#")),
         "the FAQ's reference-style link is a backlink: {:?}",
         related.backlinks
     );
     // A reference-style link in the glossary resolves to a section too.
     let snap = engine.snapshot();
-    let link = snap
-        .docs
-        .links
-        .iter()
-        .find(|l| l.dest == "../patterns/multi-user.md#finding-the-current-viewer")
-        .unwrap();
+    let link =
+        snap.docs.links.iter().find(|l| l.dest == "../patterns/multi-user.md#finding-the-current-viewer").unwrap();
     assert_eq!(link.kind, fabdex_model::records::LinkKind::Reference);
     assert!(
         matches!(&link.target, fabdex_model::records::LinkTarget::Section { address } if address == "doc:docs/common/patterns/multi-user.md#finding-the-current-viewer")
@@ -266,18 +153,10 @@ fn outline_and_related_navigate_the_link_graph() {
 fn the_one_broken_link_is_reported_and_links_cross_roots() {
     let ws = Workspace::with_corpus();
     let report = ws.build();
-    let broken: Vec<_> = report
-        .unresolved_links
-        .iter()
-        .filter(|u| u.dest.starts_with('#'))
-        .collect();
+    let broken: Vec<_> = report.unresolved_links.iter().filter(|u| u.dest.starts_with('#')).collect();
     assert_eq!(broken.len(), 1, "{broken:?}");
     assert_eq!(broken[0].dest, "#no-such-heading");
-    assert!(
-        broken[0]
-            .from
-            .starts_with("doc:docs/common/patterns/lists.md#")
-    );
+    assert!(broken[0].from.starts_with("doc:docs/common/patterns/lists.md#"));
     assert!(broken[0].reason.contains("no heading with anchor"));
 }
 
@@ -291,51 +170,26 @@ fn addresses_survive_editing_another_file() {
         outline
             .sections
             .iter()
-            .map(|r| {
-                (
-                    r.address.clone(),
-                    engine.read(&r.address, None, None).unwrap().digest,
-                )
-            })
+            .map(|r| (r.address.clone(), engine.read(&r.address, None, None).unwrap().digest))
             .collect()
     };
     let other = ws.path("docs/common/concepts/handler.md");
     let text = fs::read_to_string(&other).unwrap();
-    fs::write(
-        &other,
-        format!("# A New First Heading\n\nInserted above everything.\n\n{text}"),
-    )
-    .unwrap();
+    fs::write(&other, format!("# A New First Heading\n\nInserted above everything.\n\n{text}")).unwrap();
     let report = ws.build();
     assert!(!report.unchanged);
-    assert_eq!(
-        report.extracted, 1,
-        "only the edited file is extracted again"
-    );
+    assert_eq!(report.extracted, 1, "only the edited file is extracted again");
     let engine = ws.engine();
     let after: Vec<(String, String)> = {
         let outline = engine.outline("docs/common/conventions/wish.md").unwrap();
         outline
             .sections
             .iter()
-            .map(|r| {
-                (
-                    r.address.clone(),
-                    engine.read(&r.address, None, None).unwrap().digest,
-                )
-            })
+            .map(|r| (r.address.clone(), engine.read(&r.address, None, None).unwrap().digest))
             .collect()
     };
     assert_eq!(before, after);
-    assert!(
-        engine
-            .read(
-                "doc:docs/common/concepts/handler.md#a-new-first-heading",
-                None,
-                None
-            )
-            .is_ok()
-    );
+    assert!(engine.read("doc:docs/common/concepts/handler.md#a-new-first-heading", None, None).is_ok());
 }
 
 #[test]
@@ -344,13 +198,7 @@ fn reads_survive_deleting_the_source_tree() {
     ws.build();
     fs::remove_dir_all(ws.path("docs")).unwrap();
     let engine = ws.engine();
-    let env = engine
-        .read(
-            "doc:docs/common/conventions/wish.md#result-shape",
-            None,
-            None,
-        )
-        .unwrap();
+    let env = engine.read("doc:docs/common/conventions/wish.md#result-shape", None, None).unwrap();
     assert!(env.text.starts_with("## Result Shape"));
 }
 
@@ -361,45 +209,21 @@ fn bad_files_are_skipped_with_reasons_and_unclosed_fences_flagged() {
     fs::write(ws.path("docs/blob.md"), b"# A\n\0\x01\x02").unwrap();
     let huge = fs::File::create(ws.path("docs/huge.md")).unwrap();
     huge.set_len(50 * 1024 * 1024).unwrap();
-    fs::write(
-        ws.path("docs/open-fence.md"),
-        "# Open\n\n```ts\nconst x = 1;\n# not a heading\n",
-    )
-    .unwrap();
+    fs::write(ws.path("docs/open-fence.md"), "# Open\n\n```ts\nconst x = 1;\n# not a heading\n").unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(ws.path("skills"), ws.path("docs/skills-mirror")).unwrap();
     let report = ws.build();
-    let reason = |p: &str| {
-        report
-            .skipped
-            .iter()
-            .find(|s| s.path == p)
-            .map(|s| s.reason.clone())
-            .unwrap_or_default()
-    };
-    assert!(
-        reason("latin1.md").contains("not valid UTF-8"),
-        "{:?}",
-        report.skipped
-    );
+    let reason = |p: &str| report.skipped.iter().find(|s| s.path == p).map(|s| s.reason.clone()).unwrap_or_default();
+    assert!(reason("latin1.md").contains("not valid UTF-8"), "{:?}", report.skipped);
     assert!(reason("blob.md").contains("binary"));
     assert!(reason("huge.md").contains("over the 8388608-byte limit"));
     #[cfg(unix)]
     assert!(reason("skills-mirror").contains("symbolic link"));
-    let diag = report
-        .diagnostics
-        .iter()
-        .find(|d| d.address == "doc:docs/open-fence.md")
-        .unwrap();
+    let diag = report.diagnostics.iter().find(|d| d.address == "doc:docs/open-fence.md").unwrap();
     assert!(diag.diagnostics[0].message.contains("never closed"));
     let engine = ws.engine();
-    let env = engine
-        .read("doc:docs/open-fence.md#open", None, None)
-        .unwrap();
-    assert!(
-        env.text.contains("# not a heading"),
-        "the unclosed fence's text is still readable"
-    );
+    let env = engine.read("doc:docs/open-fence.md#open", None, None).unwrap();
+    assert!(env.text.contains("# not a heading"), "the unclosed fence's text is still readable");
     assert!(engine.read("doc:docs/latin1.md", None, None).is_err());
 }
 
@@ -408,70 +232,27 @@ fn bad_addresses_and_arguments_get_clear_errors() {
     let ws = Workspace::with_corpus();
     ws.build();
     let engine = ws.engine();
-    let err = engine
-        .read("doc:docs/../../etc/passwd", None, None)
-        .unwrap_err();
-    assert!(
-        matches!(err, QueryError::InvalidArgument(_)) && err.to_string().contains("escapes"),
-        "{err}"
-    );
+    let err = engine.read("doc:docs/../../etc/passwd", None, None).unwrap_err();
+    assert!(matches!(err, QueryError::InvalidArgument(_)) && err.to_string().contains("escapes"), "{err}");
     let err = engine.read("doc:docs//etc/passwd", None, None).unwrap_err();
     assert!(err.to_string().contains("absolute"), "{err}");
-    let err = engine
-        .read(
-            "doc:docs/common/conventions/wish.md#result-shap",
-            None,
-            None,
-        )
-        .unwrap_err();
+    let err = engine.read("doc:docs/common/conventions/wish.md#result-shap", None, None).unwrap_err();
     assert!(matches!(err, QueryError::NotFound(_)));
-    assert!(
-        err.to_string().contains("`#result-shape`"),
-        "suggests the nearest anchor: {err}"
-    );
-    let err = engine
-        .read("doc:docs/common/conventions/wsh.md", None, None)
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("common/conventions/wish.md"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("`#result-shape`"), "suggests the nearest anchor: {err}");
+    let err = engine.read("doc:docs/common/conventions/wsh.md", None, None).unwrap_err();
+    assert!(err.to_string().contains("common/conventions/wish.md"), "{err}");
     let err = engine.read("doc:nope/a.md", None, None).unwrap_err();
     assert!(err.to_string().contains("no root named `nope`"), "{err}");
-    let err = engine
-        .read(
-            "doc:docs/common/conventions/wish.md#result-shape",
-            Some(1_000_000),
-            None,
-        )
-        .unwrap_err();
+    let err = engine.read("doc:docs/common/conventions/wish.md#result-shape", Some(1_000_000), None).unwrap_err();
     assert!(err.to_string().contains("past the end"), "{err}");
-    let err = engine
-        .read("doc:docs/common/conventions/wish.md", None, Some(32_001))
-        .unwrap_err();
+    let err = engine.read("doc:docs/common/conventions/wish.md", None, Some(32_001)).unwrap_err();
     assert!(err.to_string().contains("between 1 and 32000"), "{err}");
-    let err = engine
-        .search_docs(&SearchDocs {
-            query: "wish".into(),
-            limit: Some(51),
-            ..Default::default()
-        })
-        .unwrap_err();
+    let err =
+        engine.search_docs(&SearchDocs { query: "wish".into(), limit: Some(51), ..Default::default() }).unwrap_err();
     assert!(err.to_string().contains("between 1 and 50"), "{err}");
-    let err = engine
-        .search_docs(&SearchDocs {
-            query: "the of".into(),
-            ..Default::default()
-        })
-        .unwrap_err();
+    let err = engine.search_docs(&SearchDocs { query: "the of".into(), ..Default::default() }).unwrap_err();
     assert!(err.to_string().contains("no searchable words"), "{err}");
-    let err = engine
-        .read(
-            "doc:docs/common/conventions/wish.md#result-shape~2",
-            None,
-            None,
-        )
-        .unwrap_err();
+    let err = engine.read("doc:docs/common/conventions/wish.md#result-shape~2", None, None).unwrap_err();
     assert!(err.to_string().contains("not split"), "{err}");
 }
 
@@ -479,14 +260,8 @@ fn bad_addresses_and_arguments_get_clear_errors() {
 fn a_root_that_does_not_exist_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no-such-root");
-    let err = format!(
-        "{:#}",
-        Config::from_roots(std::slice::from_ref(&missing)).unwrap_err()
-    );
-    assert!(
-        err.contains("no-such-root") && err.contains("does not exist"),
-        "{err}"
-    );
+    let err = format!("{:#}", Config::from_roots(std::slice::from_ref(&missing)).unwrap_err());
+    assert!(err.contains("no-such-root") && err.contains("does not exist"), "{err}");
 }
 
 #[test]
@@ -496,27 +271,13 @@ fn corruption_is_detected_by_digest_without_panics() {
     let snap_dir = ws.index_dir().join("snapshots").join(&report.snapshot_id);
     // A corrupted blob: the read fails, naming the blob, and other reads still work.
     let snap = Snapshot::open_dir(&snap_dir).unwrap();
-    let wish = snap
-        .docs
-        .files
-        .iter()
-        .find(|f| f.path == "common/conventions/wish.md")
-        .unwrap();
+    let wish = snap.docs.files.iter().find(|f| f.path == "common/conventions/wish.md").unwrap();
     let blob = snap.blobs.path_of(&wish.digest).unwrap();
     drop(snap);
     fs::write(&blob, "tampered").unwrap();
     let engine = ws.engine();
-    let err = engine
-        .read(
-            "doc:docs/common/conventions/wish.md#result-shape",
-            None,
-            None,
-        )
-        .unwrap_err();
-    assert!(
-        matches!(err, QueryError::Corrupt(_)) && err.to_string().contains("corrupted"),
-        "{err}"
-    );
+    let err = engine.read("doc:docs/common/conventions/wish.md#result-shape", None, None).unwrap_err();
+    assert!(matches!(err, QueryError::Corrupt(_)) && err.to_string().contains("corrupted"), "{err}");
     assert!(engine.read("doc:docs/FAQ.md", None, None).is_ok());
     drop(engine);
     // A corrupted table: opening fails with a clear error.
@@ -531,15 +292,7 @@ fn corruption_is_detected_by_digest_without_panics() {
     let again = ws.build();
     assert_eq!(again.snapshot_id, report.snapshot_id);
     assert!(!again.unchanged);
-    assert!(
-        ws.engine()
-            .read(
-                "doc:docs/common/conventions/wish.md#result-shape",
-                None,
-                None
-            )
-            .is_ok()
-    );
+    assert!(ws.engine().read("doc:docs/common/conventions/wish.md#result-shape", None, None).is_ok());
 }
 
 #[test]
@@ -554,10 +307,7 @@ fn a_failed_build_leaves_the_published_snapshot_usable() {
     let mut config = ws.config();
     config.roots[0].exclude = vec!["[".into()];
     let err = fabdex_index::build(&config, &BuildOptions::new(ws.index_dir())).unwrap_err();
-    assert!(
-        format!("{err:#}").contains("glob `[` is invalid"),
-        "{err:#}"
-    );
+    assert!(format!("{err:#}").contains("glob `[` is invalid"), "{err:#}");
     let engine = ws.engine();
     assert_eq!(engine.snapshot_id(), first.snapshot_id);
     assert!(engine.read("doc:docs/FAQ.md", None, None).is_ok());

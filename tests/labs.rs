@@ -41,15 +41,8 @@ fn indexes_all_of_labs_and_reports_every_skip() {
         return;
     };
     let on_disk = walk_count(&labs().unwrap());
-    assert_eq!(
-        report.counts.files + report.counts.skipped,
-        on_disk.0,
-        "every file is indexed or reported"
-    );
-    assert_eq!(
-        report.counts.files, on_disk.1,
-        "every Markdown file is indexed"
-    );
+    assert_eq!(report.counts.files + report.counts.skipped, on_disk.0, "every file is indexed or reported");
+    assert_eq!(report.counts.files, on_disk.1, "every Markdown file is indexed");
     assert!(report.skipped.iter().all(|s| !s.reason.is_empty()));
 }
 
@@ -79,44 +72,21 @@ fn every_dev_question_hit_reopens_and_reassembles() {
     let mut checked = 0;
     let mut found = 0;
     for q in &qrels {
-        let result = engine
-            .search_docs(&SearchDocs {
-                query: q.q.clone(),
-                limit: Some(10),
-                ..Default::default()
-            })
-            .unwrap();
+        let result =
+            engine.search_docs(&SearchDocs { query: q.q.clone(), limit: Some(10), ..Default::default() }).unwrap();
         found += usize::from(q.expect.iter().any(|e| {
             let a = format!("doc:labs/{}#{}", e.path, e.anchor);
-            result
-                .hits
-                .iter()
-                .any(|h| h.address == a || h.address.starts_with(&format!("{a}~")))
+            result.hits.iter().any(|h| h.address == a || h.address.starts_with(&format!("{a}~")))
         }));
         for hit in &result.hits {
             let a = engine.read(&hit.address, None, Some(32_000)).unwrap();
-            assert_eq!(
-                a.digest,
-                engine
-                    .read(&hit.address, None, Some(32_000))
-                    .unwrap()
-                    .digest
-            );
+            assert_eq!(a.digest, engine.read(&hit.address, None, Some(32_000)).unwrap().digest);
             let whole = read_all(&engine, &hit.address, 4_000);
             let snap = engine.snapshot();
-            let unit = snap
-                .units
-                .iter()
-                .find(|u| u.address == hit.address)
-                .unwrap();
+            let unit = snap.units.iter().find(|u| u.address == hit.address).unwrap();
             let file = &snap.docs.files[snap.docs.sections[unit.section as usize].file as usize];
             let source = std::fs::read(labs.join(&file.path)).unwrap();
-            assert_eq!(
-                whole.as_bytes(),
-                &source[unit.byte_start as usize..unit.byte_end as usize],
-                "{}",
-                hit.address
-            );
+            assert_eq!(whole.as_bytes(), &source[unit.byte_start as usize..unit.byte_end as usize], "{}", hit.address);
             checked += 1;
         }
     }

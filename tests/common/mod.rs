@@ -34,14 +34,8 @@ pub struct Workspace {
 impl Workspace {
     pub fn with_corpus() -> Workspace {
         let dir = tempfile::tempdir().unwrap();
-        copy_dir(
-            &project_root().join("corpus/docs"),
-            &dir.path().join("docs"),
-        );
-        copy_dir(
-            &project_root().join("corpus/skills"),
-            &dir.path().join("skills"),
-        );
+        copy_dir(&project_root().join("corpus/docs"), &dir.path().join("docs"));
+        copy_dir(&project_root().join("corpus/skills"), &dir.path().join("skills"));
         fs::write(
             dir.path().join("fabdex.toml"),
             "[[root]]\nname = \"docs\"\npath = \"docs\"\nkind = \"docs\"\norigin = \"docs\"\n\n\
@@ -78,16 +72,10 @@ pub fn read_all(engine: &Engine, address: &str, window: u64) -> String {
     let mut next = Some(address.to_string());
     let mut first = true;
     while let Some(addr) = next {
-        let env = engine
-            .read(&addr, if first { Some(0) } else { None }, Some(window))
-            .unwrap();
+        let env = engine.read(&addr, if first { Some(0) } else { None }, Some(window)).unwrap();
         first = false;
         assert_eq!(env.digest, fabdex_model::digest_text(&env.text));
-        assert_eq!(
-            env.offset as usize,
-            text.chars().count(),
-            "windows are contiguous"
-        );
+        assert_eq!(env.offset as usize, text.chars().count(), "windows are contiguous");
         assert!(env.text.chars().count() as u64 <= window);
         text.push_str(&env.text);
         assert_eq!(env.truncated, env.next.is_some());

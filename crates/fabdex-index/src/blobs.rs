@@ -39,16 +39,15 @@ impl BlobStore {
                 return Ok(digest);
             }
         }
-        fs::write(&path, bytes)
-            .with_context(|| format!("cannot write blob `{}`", path.display()))?;
+        fs::write(&path, bytes).with_context(|| format!("cannot write blob `{}`", path.display()))?;
         Ok(digest)
     }
 
     /// The bytes stored under `digest`, checked against it.
     pub fn get(&self, digest: &str) -> Result<Vec<u8>> {
         let path = self.path_of(digest)?;
-        let bytes = fs::read(&path)
-            .with_context(|| format!("blob `{}` is missing from the snapshot", path.display()))?;
+        let bytes =
+            fs::read(&path).with_context(|| format!("blob `{}` is missing from the snapshot", path.display()))?;
         if digest_bytes(&bytes) != digest {
             bail!(
                 "snapshot is corrupted: blob `{}` does not match its digest {digest}; re-run `fabdex index`",
@@ -85,10 +84,6 @@ mod tests {
         fs::write(store.path_of(&d).unwrap(), b"jello").unwrap();
         let err = store.get(&d).unwrap_err().to_string();
         assert!(err.contains("corrupted"), "{err}");
-        assert_eq!(
-            other.get_text(&d).unwrap(),
-            "hello",
-            "a hard link survives the old file's replacement"
-        );
+        assert_eq!(other.get_text(&d).unwrap(), "hello", "a hard link survives the old file's replacement");
     }
 }

@@ -11,8 +11,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result};
 use fabdex_model::digest::{digest_bytes, digest_hex};
 use fabdex_model::records::{
-    Diagnostic, DocFileRow, DocsTable, LinkRow, LinkTarget, MdExtraction, RootKind, SectionRow,
-    is_historical,
+    Diagnostic, DocFileRow, DocsTable, LinkRow, LinkTarget, MdExtraction, RootKind, SectionRow, is_historical,
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -22,9 +21,7 @@ use crate::blobs::BlobStore;
 use crate::config::Config;
 use crate::links::Resolver;
 use crate::search_schema::{self, UnitText, expand_identifiers};
-use crate::snapshot::{
-    Counts, FORMAT_VERSION, IndexLayout, Manifest, ManifestFile, ManifestRoot, Snapshot, units_of,
-};
+use crate::snapshot::{Counts, FORMAT_VERSION, IndexLayout, Manifest, ManifestFile, ManifestRoot, Snapshot, units_of};
 use crate::walk::{Candidate, FileType, Skipped, walk_root};
 
 /// Version of the search-index content; part of the snapshot id.
@@ -41,11 +38,7 @@ pub struct BuildOptions {
 
 impl BuildOptions {
     pub fn new(index_dir: impl Into<PathBuf>) -> Self {
-        BuildOptions {
-            index_dir: index_dir.into(),
-            progress: false,
-            keep_snapshots: 2,
-        }
+        BuildOptions { index_dir: index_dir.into(), progress: false, keep_snapshots: 2 }
     }
 }
 
@@ -82,6 +75,16 @@ pub struct IndexReport {
     pub diagnostics: Vec<FileDiagnostics>,
     pub unresolved_links: Vec<UnresolvedLink>,
     pub elapsed_ms: u64,
+    /// Milliseconds per build phase.
+    #[serde(default)]
+    pub phases_ms: BTreeMap<String, u64>,
+}
+
+/// Milliseconds since `clock`, which restarts.
+fn lap(clock: &mut Instant) -> u64 {
+    let ms = clock.elapsed().as_millis() as u64;
+    *clock = Instant::now();
+    ms
 }
 
 struct ReadFile {
@@ -98,16 +101,14 @@ enum Outcome {
 }
 
 fn skip(root: &str, path: &str, reason: String) -> Outcome {
-    Outcome::Skip(Skipped {
-        root: root.to_string(),
-        path: path.to_string(),
-        reason,
-    })
+    Outcome::Skip(Skipped { root: root.to_string(), path: path.to_string(), reason })
 }
 
 /// Build a snapshot of `config`'s roots and publish it in `opts.index_dir`.
 pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     let started = Instant::now();
+    let mut clock = Instant::now();
+    let mut phases: BTreeMap<String, u64> = BTreeMap::new();
     config.validate()?;
     let layout = IndexLayout::new(&opts.index_dir);
     for dir in [layout.snapshots(), layout.staging(), layout.cache()] {
@@ -117,14 +118,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     let roots: Vec<(String, PathBuf)> = config
         .roots
         .iter()
-        .map(|r| {
-            Ok((
-                r.name.clone(),
-                r.path
-                    .canonicalize()
-                    .with_context(|| format!("root `{}`", r.name))?,
-            ))
-        })
+        .map(|r| Ok((r.name.clone(), r.path.canonicalize().with_context(|| format!("root `{}`", r.name))?)))
         .collect::<Result<_>>()?;
 
     // Walk.
@@ -138,10 +132,10 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         seen.push(walked.seen.into_iter().collect());
     }
 
+    phases.insert("walk".into(), lap(&mut clock));
+
     // Read, classify and extract in parallel.
-    let cache_dir = layout
-        .cache()
-        .join(format!("md-v{}", fabdex_md::EXTRACTOR_VERSION));
+    let cache_dir = layout.cache().join(format!("md-v{}", fabdex_md::EXTRACTOR_VERSION));
     fs::create_dir_all(&cache_dir)?;
     let bar = progress_bar(opts.progress, candidates.len() as u64);
     let outcomes: Vec<Outcome> = candidates
@@ -163,6 +157,24 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
             Outcome::Read(f) => files.push(*f),
             Outcome::Skip(s) => skipped.push(s),
         }
+    }
+
+    phases.insert("read_extract".into(), lap(&mut clock));
+
+    // Same sources as an intact published snapshot: re-publish it as it is.
+    let id = snapshot_id(config, &files);
+    if layout.snapshot(&id).exists() && verify_all(&layout.snapshot(&id)).is_ok() {
+        let mut report: IndexReport = crate::snapshot::read_json(&layout.snapshot(&id).join("report.json"))?;
+        report.unchanged = true;
+        report.extracted = files.iter().filter(|f| !f.from_cache).count() as u64;
+        report.reused_from_cache = files.iter().filter(|f| f.from_cache).count() as u64;
+        report.index_dir = layout.root.display().to_string();
+        publish_current(&layout, &id)?;
+        phases.insert("publish".into(), lap(&mut clock));
+        report.phases_ms = phases;
+        report.elapsed_ms = started.elapsed().as_millis() as u64;
+        gc(&layout, &id, opts.keep_snapshots);
+        return Ok(report);
     }
 
     // Assemble the tables.
@@ -218,18 +230,13 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
             dirs
         })
         .collect();
-    let indexed: HashMap<(usize, String), u32> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| ((f.candidate.root, f.candidate.path.clone()), i as u32))
-        .collect();
+    let indexed: HashMap<(usize, String), u32> =
+        files.iter().enumerate().map(|(i, f)| ((f.candidate.root, f.candidate.path.clone()), i as u32)).collect();
     // HTML anchors lead to their section, unless a heading already owns the name.
     for (i, row) in docs.sections.iter().enumerate() {
         let file = &docs.files[row.file as usize];
         for id in &row.section.html_anchors {
-            by_address
-                .entry(format!("doc:{}/{}#{id}", file.root, file.path))
-                .or_insert(i as u32);
+            by_address.entry(format!("doc:{}/{}#{id}", file.root, file.path)).or_insert(i as u32);
         }
     }
     let section_addresses: Vec<String> = docs.sections.iter().map(|s| s.address.clone()).collect();
@@ -275,14 +282,13 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         }
     }
 
+    phases.insert("tables_links".into(), lap(&mut clock));
+
     // Write the snapshot into staging.
     let staging = layout.staging().join(format!(
         "build-{}-{}",
         std::process::id(),
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
     ));
     let result = write_snapshot(
         &staging,
@@ -294,6 +300,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         &skipped,
         unresolved,
         started,
+        &mut phases,
     );
     let (manifest, mut report) = match result {
         Ok(ok) => ok,
@@ -303,6 +310,8 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         }
     };
     report.unchanged = publish(&layout, &staging, &manifest.snapshot_id)?;
+    phases.insert("publish".into(), lap(&mut clock));
+    report.phases_ms = phases;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     gc(&layout, &manifest.snapshot_id, opts.keep_snapshots);
     Ok(report)
@@ -314,10 +323,8 @@ fn progress_bar(wanted: bool, len: u64) -> Option<indicatif::ProgressBar> {
     }
     let bar = indicatif::ProgressBar::new(len);
     bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} indexing {pos}/{len} files {wide_bar} {eta}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template("{spinner} indexing {pos}/{len} files {wide_bar} {eta}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     Some(bar)
 }
@@ -334,21 +341,14 @@ fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, cache_dir: &P
             );
         }
         _ => {
-            return skip(
-                &root.name,
-                &c.path,
-                "unsupported file type (this version indexes Markdown)".into(),
-            );
+            return skip(&root.name, &c.path, "unsupported file type (this version indexes Markdown)".into());
         }
     }
     if c.bytes > max_bytes {
         return skip(
             &root.name,
             &c.path,
-            format!(
-                "file is {} bytes, over the {max_bytes}-byte limit (index.max_file_bytes)",
-                c.bytes
-            ),
+            format!("file is {} bytes, over the {max_bytes}-byte limit (index.max_file_bytes)", c.bytes),
         );
     }
     let bytes = match fs::read(&c.abs) {
@@ -359,18 +359,11 @@ fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, cache_dir: &P
         return skip(
             &root.name,
             &c.path,
-            format!(
-                "file is {} bytes, over the {max_bytes}-byte limit (index.max_file_bytes)",
-                bytes.len()
-            ),
+            format!("file is {} bytes, over the {max_bytes}-byte limit (index.max_file_bytes)", bytes.len()),
         );
     }
     if let Some(at) = bytes.iter().take(8192).position(|b| *b == 0) {
-        return skip(
-            &root.name,
-            &c.path,
-            format!("binary file (NUL byte at offset {at})"),
-        );
+        return skip(&root.name, &c.path, format!("binary file (NUL byte at offset {at})"));
     }
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
@@ -378,18 +371,13 @@ fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, cache_dir: &P
             return skip(
                 &root.name,
                 &c.path,
-                format!(
-                    "not valid UTF-8 (invalid byte at offset {})",
-                    e.utf8_error().valid_up_to()
-                ),
+                format!("not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to()),
             );
         }
     };
     let digest = digest_bytes(text.as_bytes());
     let cache_file = cache_dir.join(format!("{}.json", digest_hex(&digest).unwrap_or("x")));
-    let cached: Option<MdExtraction> = fs::read(&cache_file)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
+    let cached: Option<MdExtraction> = fs::read(&cache_file).ok().and_then(|b| serde_json::from_slice(&b).ok());
     let (extraction, from_cache) = match cached {
         Some(e) => (e, true),
         None => {
@@ -403,13 +391,7 @@ fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, cache_dir: &P
             (e, false)
         }
     };
-    Outcome::Read(Box::new(ReadFile {
-        candidate: c,
-        text,
-        digest,
-        extraction,
-        from_cache,
-    }))
+    Outcome::Read(Box::new(ReadFile { candidate: c, text, digest, extraction, from_cache }))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -423,18 +405,20 @@ fn write_snapshot(
     skipped: &[Skipped],
     unresolved: Vec<UnresolvedLink>,
     started: Instant,
+    phases: &mut BTreeMap<String, u64>,
 ) -> Result<(Manifest, IndexReport)> {
+    let mut clock = Instant::now();
     fs::create_dir_all(staging.join("tables"))?;
     fs::create_dir_all(staging.join("search"))?;
 
     // Blobs: hard-linked from the published snapshot when unchanged.
-    let previous = layout
-        .current_id()
-        .map(|id| BlobStore::new(layout.snapshot(&id).join("blobs")));
+    let previous = layout.current_id().map(|id| BlobStore::new(layout.snapshot(&id).join("blobs")));
     let blobs = BlobStore::new(staging.join("blobs"));
     for f in files {
         blobs.put(f.text.as_bytes(), previous.as_ref())?;
     }
+
+    phases.insert("blobs".into(), lap(&mut clock));
 
     // Tables.
     let docs_json = serde_json::to_vec(docs)?;
@@ -444,6 +428,7 @@ fn write_snapshot(
 
     // Search index.
     let units = units_of(docs);
+    phases.insert("tables_write".into(), lap(&mut clock));
     write_search_index(&staging.join("search"), files, docs, &units)?;
     let mut search_files = BTreeMap::new();
     for entry in fs::read_dir(staging.join("search"))? {
@@ -454,6 +439,8 @@ fn write_snapshot(
         }
         search_files.insert(name, digest_bytes(&fs::read(entry.path())?));
     }
+
+    phases.insert("search_index".into(), lap(&mut clock));
 
     // Manifest.
     let manifest_roots: Vec<ManifestRoot> = config
@@ -475,30 +462,12 @@ fn write_snapshot(
             bytes: f.text.len() as u64,
         })
         .collect();
-    let mut id_hasher = blake3::Hasher::new();
-    id_hasher.update(
-        format!(
-            "format {FORMAT_VERSION} md {} search {SEARCH_VERSION}\n",
-            fabdex_md::EXTRACTOR_VERSION
-        )
-        .as_bytes(),
-    );
-    for r in &manifest_roots {
-        id_hasher.update(format!("root {} {:?} {}\n", r.name, r.kind, r.origin).as_bytes());
-    }
-    for f in &manifest_files {
-        id_hasher.update(format!("file {}/{} {}\n", f.root, f.path, f.digest).as_bytes());
-    }
-    let snapshot_id = id_hasher.finalize().to_hex()[..16].to_string();
+    let snapshot_id = snapshot_id(config, files);
 
     counts.files = files.len() as u64;
     counts.bytes = files.iter().map(|f| f.text.len() as u64).sum();
     counts.sections = docs.sections.len() as u64;
-    counts.parts = docs
-        .sections
-        .iter()
-        .map(|s| s.section.parts.len() as u64)
-        .sum();
+    counts.parts = docs.sections.iter().map(|s| s.section.parts.len() as u64).sum();
     counts.units = units.len() as u64;
     counts.links = docs.links.len() as u64;
     counts.skipped = skipped.len() as u64;
@@ -507,10 +476,7 @@ fn write_snapshot(
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
         snapshot_id: snapshot_id.clone(),
-        created_unix: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
+        created_unix: SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
         fabdex_version: env!("CARGO_PKG_VERSION").to_string(),
         roots: manifest_roots.clone(),
         files: manifest_files,
@@ -538,25 +504,33 @@ fn write_snapshot(
             .collect(),
         unresolved_links: unresolved,
         elapsed_ms: started.elapsed().as_millis() as u64,
+        phases_ms: phases.clone(),
     };
-    fs::write(
-        staging.join("report.json"),
-        serde_json::to_vec_pretty(&report)?,
-    )?;
+    fs::write(staging.join("report.json"), serde_json::to_vec_pretty(&report)?)?;
     // The manifest is written last: a staging directory without one is incomplete.
-    fs::write(
-        staging.join("manifest.json"),
-        serde_json::to_vec_pretty(&manifest)?,
-    )?;
+    fs::write(staging.join("manifest.json"), serde_json::to_vec_pretty(&manifest)?)?;
     Ok((manifest, report))
 }
 
-fn write_search_index(
-    dir: &Path,
-    files: &[ReadFile],
-    docs: &DocsTable,
-    units: &[crate::Unit],
-) -> Result<()> {
+/// The snapshot id: a digest of the format versions, the roots and every
+/// indexed file's path and digest. Same sources, same id.
+fn snapshot_id(config: &Config, files: &[ReadFile]) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(
+        format!("format {FORMAT_VERSION} md {} search {SEARCH_VERSION}\n", fabdex_md::EXTRACTOR_VERSION).as_bytes(),
+    );
+    for r in &config.roots {
+        h.update(format!("root {} {:?} {}\n", r.name, r.kind, r.origin_label()).as_bytes());
+    }
+    for f in files {
+        h.update(
+            format!("file {}/{} {}\n", config.roots[f.candidate.root].name, f.candidate.path, f.digest).as_bytes(),
+        );
+    }
+    h.finalize().to_hex()[..16].to_string()
+}
+
+fn write_search_index(dir: &Path, files: &[ReadFile], docs: &DocsTable, units: &[crate::Unit]) -> Result<()> {
     let (schema, f) = search_schema::schema();
     let index = tantivy::Index::create_in_dir(dir, schema)?;
     search_schema::register(&index);
@@ -593,24 +567,25 @@ fn publish(layout: &IndexLayout, staging: &Path, id: &str) -> Result<bool> {
             fs::remove_dir_all(staging)?;
             unchanged = true;
         } else {
-            let trash = layout
-                .staging()
-                .join(format!("replaced-{id}-{}", std::process::id()));
+            let trash = layout.staging().join(format!("replaced-{id}-{}", std::process::id()));
             fs::rename(&target, &trash)?;
             fs::rename(staging, &target)?;
             let _ = fs::remove_dir_all(&trash);
         }
     } else {
-        fs::rename(staging, &target)
-            .with_context(|| format!("cannot publish snapshot into `{}`", target.display()))?;
+        fs::rename(staging, &target).with_context(|| format!("cannot publish snapshot into `{}`", target.display()))?;
     }
-    let tmp = layout
-        .root
-        .join(format!("CURRENT.tmp{}", std::process::id()));
+    publish_current(layout, id)?;
+    Ok(unchanged)
+}
+
+/// Point `CURRENT` at a snapshot, atomically.
+fn publish_current(layout: &IndexLayout, id: &str) -> Result<()> {
+    let tmp = layout.root.join(format!("CURRENT.tmp{}", std::process::id()));
     fs::write(&tmp, format!("{id}\n"))?;
     fs::File::open(&tmp)?.sync_all()?;
     fs::rename(&tmp, layout.current()).context("cannot replace CURRENT")?;
-    Ok(unchanged)
+    Ok(())
 }
 
 /// Open a snapshot and check every blob against its digest.

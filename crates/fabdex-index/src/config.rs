@@ -30,10 +30,7 @@ pub struct IndexSettings {
 
 impl Default for IndexSettings {
     fn default() -> Self {
-        IndexSettings {
-            out: None,
-            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
-        }
+        IndexSettings { out: None, max_file_bytes: DEFAULT_MAX_FILE_BYTES }
     }
 }
 
@@ -63,47 +60,31 @@ pub struct RootConfig {
 impl RootConfig {
     /// A root from a bare path: named after its folder, kind from file types.
     pub fn from_path(path: &Path) -> Result<RootConfig> {
-        let canonical = path.canonicalize().with_context(|| {
-            format!("root `{}` does not exist or cannot be read", path.display())
-        })?;
+        let canonical = path
+            .canonicalize()
+            .with_context(|| format!("root `{}` does not exist or cannot be read", path.display()))?;
         let name: String = canonical
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "root".to_string())
             .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                    c
-                } else {
-                    '-'
-                }
-            })
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
             .collect();
-        Ok(RootConfig {
-            name,
-            path: canonical,
-            kind: None,
-            origin: None,
-            include: Vec::new(),
-            exclude: Vec::new(),
-        })
+        Ok(RootConfig { name, path: canonical, kind: None, origin: None, include: Vec::new(), exclude: Vec::new() })
     }
 
     /// The origin label: configured, or the kind's name, or `local`.
     pub fn origin_label(&self) -> String {
-        self.origin
-            .clone()
-            .unwrap_or_else(|| self.kind.map_or("local", RootKind::as_str).to_string())
+        self.origin.clone().unwrap_or_else(|| self.kind.map_or("local", RootKind::as_str).to_string())
     }
 }
 
 impl Config {
     /// Read a config file; root paths and `out` are resolved against its folder.
     pub fn load(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config `{}`", path.display()))?;
-        let mut config: Config = toml::from_str(&text)
-            .with_context(|| format!("config `{}` is not valid", path.display()))?;
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config `{}`", path.display()))?;
+        let mut config: Config =
+            toml::from_str(&text).with_context(|| format!("config `{}` is not valid", path.display()))?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         for root in &mut config.roots {
             if root.path.is_relative() {
@@ -115,22 +96,14 @@ impl Config {
         {
             config.index.out = Some(base.join(out));
         }
-        config
-            .validate()
-            .with_context(|| format!("config `{}` is not valid", path.display()))?;
+        config.validate().with_context(|| format!("config `{}` is not valid", path.display()))?;
         Ok(config)
     }
 
     /// Roots given on the command line.
     pub fn from_roots(paths: &[PathBuf]) -> Result<Config> {
-        let roots = paths
-            .iter()
-            .map(|p| RootConfig::from_path(p))
-            .collect::<Result<Vec<_>>>()?;
-        let config = Config {
-            index: IndexSettings::default(),
-            roots,
-        };
+        let roots = paths.iter().map(|p| RootConfig::from_path(p)).collect::<Result<Vec<_>>>()?;
+        let config = Config { index: IndexSettings::default(), roots };
         config.validate()?;
         Ok(config)
     }
@@ -150,11 +123,7 @@ impl Config {
                 );
             }
             if !root.path.is_dir() {
-                bail!(
-                    "root `{}`: `{}` does not exist or is not a folder",
-                    root.name,
-                    root.path.display()
-                );
+                bail!("root `{}`: `{}` does not exist or is not a folder", root.name, root.path.display());
             }
         }
         Ok(())
@@ -176,10 +145,7 @@ mod tests {
         .unwrap();
         let config = Config::load(&dir.path().join("fabdex.toml")).unwrap();
         assert_eq!(config.roots[0].path, dir.path().join("docs"));
-        assert_eq!(
-            config.index.out.as_deref(),
-            Some(dir.path().join("idx").as_path())
-        );
+        assert_eq!(config.index.out.as_deref(), Some(dir.path().join("idx").as_path()));
         assert_eq!(config.roots[0].exclude, ["history/**"]);
     }
 
@@ -188,10 +154,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let write = |text: &str| {
             std::fs::write(dir.path().join("f.toml"), text).unwrap();
-            format!(
-                "{:#}",
-                Config::load(&dir.path().join("f.toml")).unwrap_err()
-            )
+            format!("{:#}", Config::load(&dir.path().join("f.toml")).unwrap_err())
         };
         assert!(write("[[root]]\nname = \"a\"\npath = \"nope\"\n").contains("does not exist"));
         std::fs::create_dir(dir.path().join("d")).unwrap();
@@ -201,13 +164,7 @@ mod tests {
         );
         assert!(write("[[root]]\nname = \"a\"\npath = \"d\"\ncolour = 1\n").contains("colour"));
         assert!(write("[[root]]\nname = \"a b\"\npath = \"d\"\n").contains("root name"));
-        let err = format!(
-            "{:#}",
-            Config::from_roots(&[dir.path().join("missing")]).unwrap_err()
-        );
-        assert!(
-            err.contains("missing") && err.contains("does not exist"),
-            "{err}"
-        );
+        let err = format!("{:#}", Config::from_roots(&[dir.path().join("missing")]).unwrap_err());
+        assert!(err.contains("missing") && err.contains("does not exist"), "{err}");
     }
 }

@@ -26,13 +26,8 @@ fn has_scheme(dest: &str) -> bool {
     match dest.split_once(':') {
         Some((scheme, _)) => {
             !scheme.is_empty()
-                && scheme
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic())
-                && scheme
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+                && scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
         }
         None => false,
     }
@@ -79,24 +74,12 @@ fn normalize(parts: &Path) -> Option<PathBuf> {
 
 impl Resolver<'_> {
     /// Resolve one link found in `from_path` of root `root`.
-    pub fn resolve(
-        &self,
-        root: usize,
-        from_path: &str,
-        link: &MdLink,
-    ) -> (LinkTarget, Option<u32>) {
+    pub fn resolve(&self, root: usize, from_path: &str, link: &MdLink) -> (LinkTarget, Option<u32>) {
         let dest = link.dest.trim();
-        if matches!(
-            link.kind,
-            LinkKind::Inline | LinkKind::Reference | LinkKind::Autolink
-        ) && (has_scheme(dest) || dest.starts_with("//"))
+        if matches!(link.kind, LinkKind::Inline | LinkKind::Reference | LinkKind::Autolink)
+            && (has_scheme(dest) || dest.starts_with("//"))
         {
-            return (
-                LinkTarget::External {
-                    url: dest.to_string(),
-                },
-                None,
-            );
+            return (LinkTarget::External { url: dest.to_string() }, None);
         }
         let (path_part, anchor) = match dest.split_once('#') {
             Some((p, a)) => (p, Some(a)),
@@ -137,33 +120,19 @@ impl Resolver<'_> {
                 continue;
             };
             if rel.is_empty() {
-                return (
-                    LinkTarget::Folder {
-                        path: format!("{}/", self.roots[r].0),
-                    },
-                    None,
-                );
+                return (LinkTarget::Folder { path: format!("{}/", self.roots[r].0) }, None);
             }
             if !wants_folder && self.files.contains_key(&(r, rel.clone())) {
                 return self.target_in(r, &rel, anchor);
             }
             if !wants_folder && self.seen[r].contains(&rel) {
                 return (
-                    LinkTarget::File {
-                        path: format!("{}/{rel}", self.roots[r].0),
-                        address: None,
-                        indexed: false,
-                    },
+                    LinkTarget::File { path: format!("{}/{rel}", self.roots[r].0), address: None, indexed: false },
                     None,
                 );
             }
             if self.folders[r].contains(&rel) {
-                return (
-                    LinkTarget::Folder {
-                        path: format!("{}/{rel}/", self.roots[r].0),
-                    },
-                    None,
-                );
+                return (LinkTarget::Folder { path: format!("{}/{rel}/", self.roots[r].0) }, None);
             }
         }
         let shown = match link.kind {
@@ -188,30 +157,18 @@ impl Resolver<'_> {
         self.roots
             .iter()
             .enumerate()
-            .filter_map(|(i, (_, dir))| {
-                abs.strip_prefix(dir)
-                    .ok()
-                    .map(|rel| (i, dir.as_os_str().len(), rel))
-            })
+            .filter_map(|(i, (_, dir))| abs.strip_prefix(dir).ok().map(|rel| (i, dir.as_os_str().len(), rel)))
             .max_by_key(|(_, len, _)| *len)
             .map(|(i, _, rel)| (i, rel.to_string_lossy().replace('\\', "/")))
     }
 
     /// A link into an indexed file, with an optional anchor.
-    fn target_in(
-        &self,
-        root: usize,
-        path: &str,
-        anchor: Option<&str>,
-    ) -> (LinkTarget, Option<u32>) {
+    fn target_in(&self, root: usize, path: &str, anchor: Option<&str>) -> (LinkTarget, Option<u32>) {
         let file_address = format!("doc:{}/{path}", self.roots[root].0);
         if !self.files.contains_key(&(root, path.to_string())) {
             return (
                 LinkTarget::Unresolved {
-                    reason: format!(
-                        "`{}/{path}` is not an indexed Markdown file",
-                        self.roots[root].0
-                    ),
+                    reason: format!("`{}/{path}` is not an indexed Markdown file", self.roots[root].0),
                 },
                 None,
             );
@@ -243,10 +200,7 @@ impl Resolver<'_> {
                 }
                 (
                     LinkTarget::Unresolved {
-                        reason: format!(
-                            "`{}/{path}` has no heading with anchor `{a}`",
-                            self.roots[root].0
-                        ),
+                        reason: format!("`{}/{path}` has no heading with anchor `{a}`", self.roots[root].0),
                     },
                     None,
                 )
@@ -267,10 +221,7 @@ mod tests {
         assert!(has_scheme("mailto:a@b"));
         assert!(!has_scheme("docs/x.md"));
         assert!(!has_scheme("x.md#a:b"));
-        assert_eq!(
-            normalize(Path::new("a/../b/./c.md")),
-            Some(PathBuf::from("b/c.md"))
-        );
+        assert_eq!(normalize(Path::new("a/../b/./c.md")), Some(PathBuf::from("b/c.md")));
         assert_eq!(normalize(Path::new("../x.md")), None);
     }
 }

@@ -43,9 +43,7 @@ pub const TEXT_FIELDS: [&str; 6] = ["heading", "context", "path", "body", "code"
 pub fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
     let text = TextOptions::default().set_indexing_options(
-        TextFieldIndexing::default()
-            .set_tokenizer(ANALYZER)
-            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        TextFieldIndexing::default().set_tokenizer(ANALYZER).set_index_option(IndexRecordOption::WithFreqsAndPositions),
     );
     let fields = Fields {
         unit: b.add_u64_field("unit", STORED | FAST),
@@ -116,17 +114,9 @@ impl UnitText {
             body.push_str(&file_text[pos..end]);
         }
         let path = &row.section.heading_path;
-        let mut context: Vec<&str> = path
-            .iter()
-            .take(path.len().saturating_sub(1))
-            .map(String::as_str)
-            .collect();
+        let mut context: Vec<&str> = path.iter().take(path.len().saturating_sub(1)).map(String::as_str).collect();
         let meta = |key: &str| file.metadata.get(key).and_then(|v| v.as_str());
-        context.extend(
-            [file.title.as_deref(), meta("name"), meta("description")]
-                .into_iter()
-                .flatten(),
-        );
+        context.extend([file.title.as_deref(), meta("name"), meta("description")].into_iter().flatten());
         UnitText {
             heading: row.section.heading.clone(),
             context: context.join("\n"),
@@ -189,11 +179,7 @@ pub fn expand_identifiers(text: &str) -> String {
             }
         }
     }
-    if extra.is_empty() {
-        text.to_string()
-    } else {
-        format!("{text}\n{extra}")
-    }
+    if extra.is_empty() { text.to_string() } else { format!("{text}\n{extra}") }
 }
 
 /// `fetchJSONData` → fetch, JSON, Data; `snake_case` → snake, case.
@@ -212,9 +198,7 @@ pub fn split_identifier(word: &str) -> Vec<String> {
         let next = chars.get(i + 1).copied();
         let boundary = match prev {
             Some(p) if c.is_uppercase() => {
-                p.is_lowercase()
-                    || p.is_ascii_digit()
-                    || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
+                p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
             }
             _ => false,
         };

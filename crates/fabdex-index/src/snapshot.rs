@@ -159,10 +159,7 @@ impl Snapshot {
     pub fn open(index_dir: &Path) -> Result<Snapshot> {
         let layout = IndexLayout::new(index_dir);
         let id = layout.current_id().with_context(|| {
-            format!(
-                "no published snapshot in `{}` (no CURRENT file); run `fabdex index` first",
-                index_dir.display()
-            )
+            format!("no published snapshot in `{}` (no CURRENT file); run `fabdex index` first", index_dir.display())
         })?;
         Self::open_dir(&layout.snapshot(&id))
     }
@@ -180,29 +177,20 @@ impl Snapshot {
             );
         }
         let docs_path = dir.join("tables/docs.json");
-        let bytes = fs::read(&docs_path)
-            .with_context(|| format!("cannot read `{}`", docs_path.display()))?;
+        let bytes = fs::read(&docs_path).with_context(|| format!("cannot read `{}`", docs_path.display()))?;
         check_digest(&docs_path, &bytes, manifest.tables.get("tables/docs.json"))?;
-        let docs: DocsTable = serde_json::from_slice(&bytes)
-            .with_context(|| format!("`{}` is not valid", docs_path.display()))?;
+        let docs: DocsTable =
+            serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", docs_path.display()))?;
         for (name, digest) in &manifest.search_files {
             let path = dir.join("search").join(name);
-            let bytes = fs::read(&path)
-                .with_context(|| format!("snapshot is missing `{}`", path.display()))?;
+            let bytes = fs::read(&path).with_context(|| format!("snapshot is missing `{}`", path.display()))?;
             check_digest(&path, &bytes, Some(digest))?;
         }
         let search = tantivy::Index::open_in_dir(dir.join("search"))
             .with_context(|| format!("cannot open the search index of `{}`", dir.display()))?;
         search_schema::register(&search);
         let units = units_of(&docs);
-        Ok(Snapshot {
-            dir: dir.to_path_buf(),
-            blobs: BlobStore::new(dir.join("blobs")),
-            manifest,
-            docs,
-            units,
-            search,
-        })
+        Ok(Snapshot { dir: dir.to_path_buf(), blobs: BlobStore::new(dir.join("blobs")), manifest, docs, units, search })
     }
 
     pub fn id(&self) -> &str {
@@ -226,9 +214,6 @@ fn check_digest(path: &Path, bytes: &[u8], expected: Option<&String>) -> Result<
             "snapshot is corrupted: `{}` has digest {actual} but the manifest records {e}; re-run `fabdex index`",
             path.display()
         ),
-        None => bail!(
-            "snapshot is corrupted: `{}` is not listed in the manifest",
-            path.display()
-        ),
+        None => bail!("snapshot is corrupted: `{}` is not listed in the manifest", path.display()),
     }
 }

@@ -24,10 +24,7 @@ pub enum FileType {
 
 impl FileType {
     pub fn of(path: &str) -> FileType {
-        let ext = path
-            .rsplit_once('.')
-            .map(|(_, e)| e.to_ascii_lowercase())
-            .unwrap_or_default();
+        let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
         match ext.as_str() {
             "md" | "markdown" => FileType::Markdown,
             "ts" | "tsx" | "mts" => FileType::TypeScript,
@@ -66,9 +63,7 @@ pub struct Walked {
 fn globset(globs: &[String], root: &str, what: &str) -> Result<GlobSet> {
     let mut builder = GlobSetBuilder::new();
     for g in globs {
-        builder.add(
-            Glob::new(g).with_context(|| format!("root `{root}`: {what} glob `{g}` is invalid"))?,
-        );
+        builder.add(Glob::new(g).with_context(|| format!("root `{root}`: {what} glob `{g}` is invalid"))?);
     }
     Ok(builder.build()?)
 }
@@ -76,11 +71,7 @@ fn globset(globs: &[String], root: &str, what: &str) -> Result<GlobSet> {
 pub fn walk_root(index: usize, root: &RootConfig) -> Result<Walked> {
     let include = globset(&root.include, &root.name, "include")?;
     let exclude = globset(&root.exclude, &root.name, "exclude")?;
-    let mut out = Walked {
-        candidates: Vec::new(),
-        skipped: Vec::new(),
-        seen: Vec::new(),
-    };
+    let mut out = Walked { candidates: Vec::new(), skipped: Vec::new(), seen: Vec::new() };
     let pruned = std::sync::Arc::new(std::sync::Mutex::new(Vec::<PathBuf>::new()));
     let pruned_in_filter = pruned.clone();
     let walker = ignore::WalkBuilder::new(&root.path)
@@ -91,10 +82,7 @@ pub fn walk_root(index: usize, root: &RootConfig) -> Result<Walked> {
             let vcs = e.file_type().is_some_and(|t| t.is_dir())
                 && matches!(e.file_name().to_str(), Some(".git" | ".hg" | ".svn"));
             if vcs {
-                pruned_in_filter
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(e.path().to_path_buf());
+                pruned_in_filter.lock().unwrap_or_else(|p| p.into_inner()).push(e.path().to_path_buf());
             }
             !vcs
         })
@@ -159,11 +147,7 @@ pub fn walk_root(index: usize, root: &RootConfig) -> Result<Walked> {
         });
     }
     for dir in pruned.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-        let rel = dir
-            .strip_prefix(&root.path)
-            .unwrap_or(dir)
-            .to_string_lossy()
-            .replace('\\', "/");
+        let rel = dir.strip_prefix(&root.path).unwrap_or(dir).to_string_lossy().replace('\\', "/");
         out.skipped.push(Skipped {
             root: root.name.clone(),
             path: format!("{rel}/"),

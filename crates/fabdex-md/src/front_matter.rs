@@ -16,10 +16,7 @@ pub(crate) struct FrontMatter {
 
 /// Split front matter off: `---` on the first line, closed by `---` or `...`.
 pub(crate) fn split(text: &str) -> FrontMatter {
-    let none = FrontMatter {
-        body_start: 0,
-        metadata: None,
-    };
+    let none = FrontMatter { body_start: 0, metadata: None };
     let first_line_end = match text.find('\n') {
         Some(i) => i,
         None => return none,
@@ -35,10 +32,7 @@ pub(crate) fn split(text: &str) -> FrontMatter {
             let yaml = &text[first_line_end + 1..pos];
             let body_start = (line_end + 1).min(text.len());
             let metadata = parse_yaml(yaml).map_err(|message| (lenient_keys(yaml), message));
-            return FrontMatter {
-                body_start,
-                metadata: Some(metadata),
-            };
+            return FrontMatter { body_start, metadata: Some(metadata) };
         }
         if line_end >= text.len() {
             break;
@@ -49,8 +43,7 @@ pub(crate) fn split(text: &str) -> FrontMatter {
 }
 
 fn parse_yaml(yaml: &str) -> Result<BTreeMap<String, serde_json::Value>, String> {
-    let docs = YamlLoader::load_from_str(yaml)
-        .map_err(|e| format!("front matter is not valid YAML: {e}"))?;
+    let docs = YamlLoader::load_from_str(yaml).map_err(|e| format!("front matter is not valid YAML: {e}"))?;
     let mut map = BTreeMap::new();
     match docs.into_iter().next() {
         None | Some(Yaml::Null) => {}
@@ -78,17 +71,10 @@ fn to_json(value: Yaml) -> serde_json::Value {
     match value {
         Yaml::String(s) => Value::String(s),
         Yaml::Integer(i) => Value::from(i),
-        Yaml::Real(r) => r
-            .parse::<f64>()
-            .map(Value::from)
-            .unwrap_or(Value::String(r)),
+        Yaml::Real(r) => r.parse::<f64>().map(Value::from).unwrap_or(Value::String(r)),
         Yaml::Boolean(b) => Value::Bool(b),
         Yaml::Array(items) => Value::Array(items.into_iter().map(to_json).collect()),
-        Yaml::Hash(hash) => Value::Object(
-            hash.into_iter()
-                .map(|(k, v)| (yaml_key(&k), to_json(v)))
-                .collect(),
-        ),
+        Yaml::Hash(hash) => Value::Object(hash.into_iter().map(|(k, v)| (yaml_key(&k), to_json(v))).collect()),
         _ => Value::Null,
     }
 }
@@ -101,8 +87,7 @@ pub(crate) fn lenient_keys(text: &str) -> BTreeMap<String, serde_json::Value> {
             let k = k.trim_end();
             if !k.is_empty()
                 && !line.starts_with([' ', '\t', '-'])
-                && k.chars()
-                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+                && k.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_')
             {
                 let v = v.trim().trim_matches('"');
                 map.insert(k.to_string(), serde_json::Value::String(v.to_string()));

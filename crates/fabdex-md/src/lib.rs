@@ -21,9 +21,7 @@ mod spans;
 use std::collections::HashMap;
 use std::ops::Range;
 
-use fabdex_model::records::{
-    CodeBlock, Diagnostic, LinkKind, MdExtraction, MdLink, MdSection, Part,
-};
+use fabdex_model::records::{CodeBlock, Diagnostic, LinkKind, MdExtraction, MdLink, MdSection, Part};
 use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEnd};
 
 pub use anchor::github_anchor;
@@ -52,21 +50,15 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
             Ok(map) => out.metadata = map,
             Err((recovered, message)) => {
                 out.metadata = recovered;
-                out.diagnostics.push(Diagnostic {
-                    line: 1,
-                    column: 1,
-                    message,
-                });
+                out.diagnostics.push(Diagnostic { line: 1, column: 1, message });
             }
         }
     }
     out.leading_comment = front_matter::leading_comment(&text[body_start..]);
 
     let body = &text[body_start..];
-    let options = Options::ENABLE_TABLES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_FOOTNOTES;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_FOOTNOTES;
 
     let mut headings: Vec<Heading> = Vec::new();
     let mut code_blocks: Vec<CodeBlock> = Vec::new();
@@ -118,11 +110,7 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                 });
             }
             Event::End(TagEnd::CodeBlock) => in_code_block = false,
-            Event::Start(Tag::Link {
-                link_type,
-                dest_url,
-                ..
-            }) => {
+            Event::Start(Tag::Link { link_type, dest_url, .. }) => {
                 let kind = match link_type {
                     LinkType::Inline => LinkKind::Inline,
                     LinkType::Autolink | LinkType::Email => LinkKind::Autolink,
@@ -166,9 +154,7 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                 } else if let Some(span) = classify_code_span(&code) {
                     let (kind, dest, span_lines) = match span {
                         CodeSpanRef::Path(p) => (LinkKind::CodePath, p, None),
-                        CodeSpanRef::FileSpan { path, start, end } => {
-                            (LinkKind::FileSpan, path, Some((start, end)))
-                        }
+                        CodeSpanRef::FileSpan { path, start, end } => (LinkKind::FileSpan, path, Some((start, end))),
                     };
                     links.push((
                         range.start,
@@ -185,11 +171,7 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                 mentions.push((range.start, code.trim().to_string()));
             }
             Event::Html(html) | Event::InlineHtml(html) => {
-                html_anchors.extend(
-                    html_anchor_ids(&html)
-                        .into_iter()
-                        .map(|id| (range.start, id)),
-                );
+                html_anchors.extend(html_anchor_ids(&html).into_iter().map(|id| (range.start, id)));
             }
             Event::SoftBreak | Event::HardBreak => {
                 if let Some(h) = in_heading.as_mut() {
@@ -206,10 +188,7 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
     // Section boundaries: an optional preamble, then one section per heading.
     let mut starts: Vec<(usize, Option<usize>)> = Vec::new();
     let first_heading = headings.first().map_or(text.len(), |h| h.start);
-    if text[body_start..first_heading]
-        .chars()
-        .any(|c| !c.is_whitespace())
-    {
+    if text[body_start..first_heading].chars().any(|c| !c.is_whitespace()) {
         starts.push((body_start, None));
     }
     for (i, h) in headings.iter().enumerate() {
@@ -243,9 +222,8 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                     stack.pop();
                 }
                 let parent = stack.last().map(|(_, idx)| *idx);
-                let mut path: Vec<String> = parent
-                    .map(|p| out.sections[p as usize].heading_path.clone())
-                    .unwrap_or_default();
+                let mut path: Vec<String> =
+                    parent.map(|p| out.sections[p as usize].heading_path.clone()).unwrap_or_default();
                 path.push(h.text.clone());
                 stack.push((h.level, n as u32));
                 (anchor, h.text.clone(), h.level, parent, path)
@@ -255,11 +233,7 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
             out.title = Some(heading_text.clone());
         }
         let chars = section_text.chars().count();
-        let parts = if chars > split_chars {
-            split_parts(section_text, start, split_chars)
-        } else {
-            Vec::new()
-        };
+        let parts = if chars > split_chars { split_parts(section_text, start, split_chars) } else { Vec::new() };
         out.sections.push(MdSection {
             anchor,
             heading: heading_text,
@@ -278,23 +252,14 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
         });
     }
     if out.title.is_none() {
-        out.title = ["title", "name"].iter().find_map(|k| {
-            out.metadata
-                .get(*k)
-                .and_then(|v| v.as_str())
-                .map(str::to_string)
-        });
+        out.title =
+            ["title", "name"].iter().find_map(|k| out.metadata.get(*k).and_then(|v| v.as_str()).map(str::to_string));
     }
 
     let section_of = |byte: usize| out_section_index(&out.sections, byte);
-    let assignments: Vec<(usize, CodeBlock)> = code_blocks
-        .into_iter()
-        .map(|cb| (section_of(cb.byte_start as usize), cb))
-        .collect();
-    let mention_assignments: Vec<(usize, String)> = mentions
-        .into_iter()
-        .map(|(at, m)| (section_of(at), m))
-        .collect();
+    let assignments: Vec<(usize, CodeBlock)> =
+        code_blocks.into_iter().map(|cb| (section_of(cb.byte_start as usize), cb)).collect();
+    let mention_assignments: Vec<(usize, String)> = mentions.into_iter().map(|(at, m)| (section_of(at), m)).collect();
     let mut link_rows: Vec<MdLink> = Vec::with_capacity(links.len());
     for (at, mut link) in links {
         link.section = section_of(at) as u32;
@@ -324,11 +289,7 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
             section.mentions.push(mention);
         }
     }
-    out.links = if out.sections.is_empty() {
-        Vec::new()
-    } else {
-        link_rows
-    };
+    out.links = if out.sections.is_empty() { Vec::new() } else { link_rows };
     out
 }
 
@@ -340,9 +301,7 @@ fn html_anchor_ids(html: &str) -> Vec<String> {
     while let Some(found) = lower[pos..].find("<a") {
         let tag_start = pos + found;
         let after = lower[tag_start + 2..].chars().next();
-        let tag_end = lower[tag_start..]
-            .find('>')
-            .map_or(lower.len(), |e| tag_start + e);
+        let tag_end = lower[tag_start..].find('>').map_or(lower.len(), |e| tag_start + e);
         pos = tag_start + 2;
         if !after.is_some_and(char::is_whitespace) {
             continue;
@@ -360,10 +319,7 @@ fn html_anchor_ids(html: &str) -> Vec<String> {
                 let rest = &html[value_start..tag_end];
                 let value = match rest.chars().next() {
                     Some(q @ ('"' | '\'')) => rest[1..].split(q).next().unwrap_or(""),
-                    _ => rest
-                        .split(|c: char| c.is_whitespace() || c == '/')
-                        .next()
-                        .unwrap_or(""),
+                    _ => rest.split(|c: char| c.is_whitespace() || c == '/').next().unwrap_or(""),
                 };
                 if !value.is_empty() {
                     ids.push(value.to_string());
@@ -376,9 +332,7 @@ fn html_anchor_ids(html: &str) -> Vec<String> {
 
 /// Index of the section containing `byte` (the last one starting at or before it).
 fn out_section_index(sections: &[MdSection], byte: usize) -> usize {
-    sections
-        .partition_point(|s| s.byte_start as usize <= byte)
-        .saturating_sub(1)
+    sections.partition_point(|s| s.byte_start as usize <= byte).saturating_sub(1)
 }
 
 struct Heading {
@@ -433,8 +387,8 @@ fn unclosed_fence(text: &str, range: &Range<usize>, lines: &LineIndex) -> Option
     let fence_len = opening.chars().take_while(|c| *c == fence_char).count();
     let last = block_lines.last().map(strip).unwrap_or_default();
     let last = last.trim_end();
-    let closed = last.chars().take_while(|c| *c == fence_char).count() >= fence_len
-        && last.chars().all(|c| c == fence_char);
+    let closed =
+        last.chars().take_while(|c| *c == fence_char).count() >= fence_len && last.chars().all(|c| c == fence_char);
     let at_eof = text[range.end..].trim().is_empty();
     (!closed && at_eof).then(|| Diagnostic {
         line: lines.line_of(range.start),

@@ -11,14 +11,13 @@ pub enum CodeSpanRef {
 }
 
 const EXTENSIONS: &[&str] = &[
-    "md", "markdown", "ts", "tsx", "js", "jsx", "mts", "mjs", "cjs", "json", "jsonc", "toml",
-    "yaml", "yml", "sh", "rs", "py", "txt", "css", "html",
+    "md", "markdown", "ts", "tsx", "js", "jsx", "mts", "mjs", "cjs", "json", "jsonc", "toml", "yaml", "yml", "sh",
+    "rs", "py", "txt", "css", "html",
 ];
 
 fn path_chars_ok(s: &str) -> bool {
     !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '@' | '+'))
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '@' | '+'))
         && !s.starts_with('-')
         && !s.contains("//")
 }
@@ -26,9 +25,7 @@ fn path_chars_ok(s: &str) -> bool {
 fn has_known_extension(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
     match file.rsplit_once('.') {
-        Some((stem, ext)) => {
-            !stem.is_empty() && EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
-        }
+        Some((stem, ext)) => !stem.is_empty() && EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()),
         None => false,
     }
 }
@@ -48,11 +45,7 @@ pub fn classify_code_span(code: &str) -> Option<CodeSpanRef> {
             }
         };
         if path_chars_ok(path) && has_known_extension(path) && start >= 1 && end >= start {
-            return Some(CodeSpanRef::FileSpan {
-                path: path.to_string(),
-                start,
-                end,
-            });
+            return Some(CodeSpanRef::FileSpan { path: path.to_string(), start, end });
         }
         return None;
     }
@@ -64,13 +57,9 @@ pub fn classify_code_span(code: &str) -> Option<CodeSpanRef> {
         return None;
     }
     let is_folder = path.ends_with('/') && path.len() > 1 && anchor.is_none();
-    let is_file = has_known_extension(path)
-        && (path.contains('/') || anchor.is_some() || path.ends_with(".md"));
+    let is_file = has_known_extension(path) && (path.contains('/') || anchor.is_some() || path.ends_with(".md"));
     if let Some(anchor) = anchor
-        && (anchor.is_empty()
-            || !anchor
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '-' || c == '_'))
+        && (anchor.is_empty() || !anchor.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_'))
     {
         return None;
     }
@@ -84,34 +73,17 @@ mod tests {
     #[test]
     fn classifies_paths_spans_and_non_paths() {
         let path = |s: &str| Some(CodeSpanRef::Path(s.to_string()));
-        assert_eq!(
-            classify_code_span("docs/common/x.md"),
-            path("docs/common/x.md")
-        );
-        assert_eq!(
-            classify_code_span("wish.md#result-shape"),
-            path("wish.md#result-shape")
-        );
+        assert_eq!(classify_code_span("docs/common/x.md"), path("docs/common/x.md"));
+        assert_eq!(classify_code_span("wish.md#result-shape"), path("wish.md#result-shape"));
         assert_eq!(classify_code_span("README.md"), path("README.md"));
-        assert_eq!(
-            classify_code_span("packages/patterns/"),
-            path("packages/patterns/")
-        );
+        assert_eq!(classify_code_span("packages/patterns/"), path("packages/patterns/"));
         assert_eq!(
             classify_code_span("counter/counter.tsx:12-30"),
-            Some(CodeSpanRef::FileSpan {
-                path: "counter/counter.tsx".into(),
-                start: 12,
-                end: 30
-            })
+            Some(CodeSpanRef::FileSpan { path: "counter/counter.tsx".into(), start: 12, end: 30 })
         );
         assert_eq!(
             classify_code_span("src/a.ts:7"),
-            Some(CodeSpanRef::FileSpan {
-                path: "src/a.ts".into(),
-                start: 7,
-                end: 7
-            })
+            Some(CodeSpanRef::FileSpan { path: "src/a.ts".into(), start: 7, end: 7 })
         );
         for not_path in [
             "wish()",

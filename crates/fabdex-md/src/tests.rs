@@ -7,24 +7,11 @@ const DOC: &str = "---\nname: pattern-dev\ndescription: \"Build patterns\"\ntags
 fn sections_anchors_and_paths() {
     let out = extract(DOC);
     let anchors: Vec<&str> = out.sections.iter().map(|s| s.anchor.as_str()).collect();
-    assert_eq!(
-        anchors,
-        [
-            "",
-            "title",
-            "fetchjsont",
-            "setext-heading",
-            "example",
-            "example-1"
-        ]
-    );
+    assert_eq!(anchors, ["", "title", "fetchjsont", "setext-heading", "example", "example-1"]);
     let levels: Vec<u8> = out.sections.iter().map(|s| s.level).collect();
     assert_eq!(levels, [0, 1, 2, 2, 3, 3]);
     assert_eq!(out.sections[2].heading, "fetchJson<T>");
-    assert_eq!(
-        out.sections[5].heading_path,
-        ["Title", "Setext Heading", "Example"]
-    );
+    assert_eq!(out.sections[5].heading_path, ["Title", "Setext Heading", "Example"]);
     assert_eq!(out.sections[5].parent, Some(3));
     assert_eq!(out.sections[1].parent, None);
     assert_eq!(out.title.as_deref(), Some("Title"));
@@ -42,9 +29,7 @@ fn sections_anchors_and_paths() {
 
 #[test]
 fn html_anchors_belong_to_their_section() {
-    let out = extract(
-        "# A\n\n<a id=\"dau\"></a>\n\ntext <a name='x-y'>x</a> <abbr id=\"no\">n</abbr>\n\n# B\n",
-    );
+    let out = extract("# A\n\n<a id=\"dau\"></a>\n\ntext <a name='x-y'>x</a> <abbr id=\"no\">n</abbr>\n\n# B\n");
     assert_eq!(out.sections[0].html_anchors, ["dau", "x-y"]);
     assert!(out.sections[1].html_anchors.is_empty());
 }
@@ -55,26 +40,16 @@ fn line_numbers_are_one_based_and_inclusive() {
     let lines: Vec<&str> = DOC.lines().collect();
     for s in &out.sections {
         if s.level > 0 {
-            assert!(
-                lines[s.line_start as usize - 1]
-                    .contains(s.heading.trim_matches('`').split('<').next().unwrap())
-            );
+            assert!(lines[s.line_start as usize - 1].contains(s.heading.trim_matches('`').split('<').next().unwrap()));
         }
     }
-    assert_eq!(
-        out.sections[0].line_start, 6,
-        "preamble starts after front matter"
-    );
+    assert_eq!(out.sections[0].line_start, 6, "preamble starts after front matter");
 }
 
 #[test]
 fn links_of_every_kind() {
     let out = extract(DOC);
-    let got: Vec<(LinkKind, &str, u32)> = out
-        .links
-        .iter()
-        .map(|l| (l.kind, l.dest.as_str(), l.section))
-        .collect();
+    let got: Vec<(LinkKind, &str, u32)> = out.links.iter().map(|l| (l.kind, l.dest.as_str(), l.section)).collect();
     assert_eq!(
         got,
         [
@@ -96,13 +71,7 @@ fn front_matter_only_at_byte_zero() {
     assert!(fabdex_model::records::is_historical(&out.metadata));
     assert_eq!(out.sections.len(), 1);
     let bad = extract("---\nkey: [unclosed\n---\n# A\n");
-    assert!(
-        bad.diagnostics[0]
-            .message
-            .contains("front matter is not valid YAML"),
-        "{:?}",
-        bad.diagnostics
-    );
+    assert!(bad.diagnostics[0].message.contains("front matter is not valid YAML"), "{:?}", bad.diagnostics);
 }
 
 #[test]

@@ -56,24 +56,15 @@ impl DocAddress {
 
     /// The same text from offset 0: the identity of the addressed text.
     pub fn base(&self) -> DocAddress {
-        DocAddress {
-            offset: 0,
-            ..self.clone()
-        }
+        DocAddress { offset: 0, ..self.clone() }
     }
 
     pub fn with_offset(&self, offset: u64) -> DocAddress {
-        DocAddress {
-            offset,
-            ..self.clone()
-        }
+        DocAddress { offset, ..self.clone() }
     }
 
     pub fn with_part(&self, part: Option<u32>) -> DocAddress {
-        DocAddress {
-            part,
-            ..self.clone()
-        }
+        DocAddress { part, ..self.clone() }
     }
 
     /// `<root>/<path>`, the file this address is in.
@@ -115,10 +106,7 @@ impl std::str::FromStr for Address {
 
 impl Address {
     pub fn parse(input: &str) -> Result<Address, AddressError> {
-        let err = |reason: &str| AddressError {
-            address: input.to_string(),
-            reason: reason.to_string(),
-        };
+        let err = |reason: &str| AddressError { address: input.to_string(), reason: reason.to_string() };
         if input.len() > 4096 {
             return Err(err("longer than 4096 bytes"));
         }
@@ -126,12 +114,10 @@ impl Address {
             return parse_doc(rest).map(Address::Doc).map_err(|r| err(&r));
         }
         match input.split_once(':') {
-            Some((scheme, _)) if !scheme.is_empty() && !scheme.contains('/') => Err(err(&format!(
-                "unknown scheme `{scheme}:` (expected `doc:`)"
-            ))),
-            _ => Err(err(
-                "missing scheme (expected `doc:<root>/<path>#<anchor>`)",
-            )),
+            Some((scheme, _)) if !scheme.is_empty() && !scheme.contains('/') => {
+                Err(err(&format!("unknown scheme `{scheme}:` (expected `doc:`)")))
+            }
+            _ => Err(err("missing scheme (expected `doc:<root>/<path>#<anchor>`)")),
         }
     }
 
@@ -148,9 +134,7 @@ fn parse_doc(rest: &str) -> Result<DocAddress, String> {
         Some((loc, frag)) => (loc, Some(frag)),
         None => (rest, None),
     };
-    let (root, path) = location
-        .split_once('/')
-        .ok_or_else(|| "expected `<root>/<path>` after `doc:`".to_string())?;
+    let (root, path) = location.split_once('/').ok_or_else(|| "expected `<root>/<path>` after `doc:`".to_string())?;
     validate_root(root)?;
     validate_relative_path(path)?;
     let (anchor, part) = match fragment {
@@ -168,20 +152,12 @@ fn parse_doc(rest: &str) -> Result<DocAddress, String> {
                 None => (frag, None),
             };
             if anchor.contains(['#', '/', '~']) || anchor.chars().any(char::is_whitespace) {
-                return Err(format!(
-                    "anchor `{anchor}` contains `#`, `/`, `~` or whitespace"
-                ));
+                return Err(format!("anchor `{anchor}` contains `#`, `/`, `~` or whitespace"));
             }
             (Some(anchor.to_string()), part)
         }
     };
-    Ok(DocAddress {
-        root: root.to_string(),
-        path: path.to_string(),
-        anchor,
-        part,
-        offset,
-    })
+    Ok(DocAddress { root: root.to_string(), path: path.to_string(), anchor, part, offset })
 }
 
 /// Split a trailing `@<digits>` char offset.
@@ -190,9 +166,7 @@ fn split_offset(rest: &str) -> Result<(&str, u64), String> {
         && !tail.is_empty()
         && tail.bytes().all(|b| b.is_ascii_digit())
     {
-        let offset = tail
-            .parse::<u64>()
-            .map_err(|_| format!("offset `@{tail}` is too large"))?;
+        let offset = tail.parse::<u64>().map_err(|_| format!("offset `@{tail}` is too large"))?;
         return Ok((head, offset));
     }
     Ok((rest, 0))
@@ -206,13 +180,8 @@ pub fn validate_root(root: &str) -> Result<(), String> {
     if root == "." || root == ".." {
         return Err(format!("root name `{root}` is not allowed"));
     }
-    if !root
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-    {
-        return Err(format!(
-            "root name `{root}` may only use ASCII letters, digits, `.`, `_` and `-`"
-        ));
+    if !root.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) {
+        return Err(format!("root name `{root}` may only use ASCII letters, digits, `.`, `_` and `-`"));
     }
     Ok(())
 }
@@ -223,9 +192,7 @@ pub fn validate_relative_path(path: &str) -> Result<(), String> {
         return Err("empty path".into());
     }
     if path.starts_with('/') {
-        return Err(format!(
-            "path `{path}` is absolute; addresses take paths relative to their root"
-        ));
+        return Err(format!("path `{path}` is absolute; addresses take paths relative to their root"));
     }
     if path.contains('\\') {
         return Err(format!("path `{path}` contains a backslash"));
@@ -237,9 +204,7 @@ pub fn validate_relative_path(path: &str) -> Result<(), String> {
         match segment {
             "" => return Err(format!("path `{path}` has an empty segment")),
             "." | ".." => {
-                return Err(format!(
-                    "path `{path}` escapes or re-enters its root with `{segment}`"
-                ));
+                return Err(format!("path `{path}` escapes or re-enters its root with `{segment}`"));
             }
             _ => {}
         }
@@ -260,24 +225,9 @@ mod tests {
         let cases = [
             ("doc:docs/a/b.md", None, None, 0),
             ("doc:docs/a/b.md#", Some(""), None, 0),
-            (
-                "doc:docs/a/b.md#result-shape",
-                Some("result-shape"),
-                None,
-                0,
-            ),
-            (
-                "doc:docs/a/b.md#result-shape~2",
-                Some("result-shape"),
-                Some(2),
-                0,
-            ),
-            (
-                "doc:docs/a/b.md#result-shape~2@8000",
-                Some("result-shape"),
-                Some(2),
-                8000,
-            ),
+            ("doc:docs/a/b.md#result-shape", Some("result-shape"), None, 0),
+            ("doc:docs/a/b.md#result-shape~2", Some("result-shape"), Some(2), 0),
+            ("doc:docs/a/b.md#result-shape~2@8000", Some("result-shape"), Some(2), 8000),
             ("doc:docs/a/b.md#@12", Some(""), None, 12),
         ];
         for (text, anchor, part, offset) in cases {
@@ -309,10 +259,7 @@ mod tests {
         for (text, reason) in bad {
             let err = Address::parse(text).unwrap_err();
             assert!(err.to_string().contains(reason), "{text}: {err}");
-            assert!(
-                err.to_string().contains(text),
-                "error names the address: {err}"
-            );
+            assert!(err.to_string().contains(text), "error names the address: {err}");
         }
     }
 

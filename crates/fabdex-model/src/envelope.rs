@@ -53,10 +53,7 @@ impl Limits {
 /// Slice `text` to the char window `[offset, offset + max_chars)`. Returns the
 /// window's byte range and its char end. `offset` must be `<= total chars`.
 pub fn char_window(text: &str, offset: u64, max_chars: u64) -> (usize, usize, u64) {
-    let mut indices = text
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain(std::iter::once(text.len()));
+    let mut indices = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len()));
     let start = indices.nth(offset as usize).unwrap_or(text.len());
     let mut end = start;
     let mut end_char = offset;

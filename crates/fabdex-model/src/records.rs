@@ -227,10 +227,7 @@ pub struct DocsTable {
 
 /// Is this front matter the mark of a historical (superseded) document?
 pub fn is_historical(metadata: &BTreeMap<String, serde_json::Value>) -> bool {
-    let status = metadata
-        .get("status")
-        .and_then(|v| v.as_str())
-        .unwrap_or("");
+    let status = metadata.get("status").and_then(|v| v.as_str()).unwrap_or("");
     status.eq_ignore_ascii_case("historical")
         || status.eq_ignore_ascii_case("superseded")
         || metadata.contains_key("superseded-by")

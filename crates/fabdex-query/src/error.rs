@@ -22,11 +22,7 @@ pub enum QueryError {
 impl QueryError {
     pub(crate) fn from_open(err: anyhow::Error) -> QueryError {
         let message = format!("{err:#}");
-        if message.contains("corrupted") {
-            QueryError::Corrupt(message)
-        } else {
-            QueryError::NoSnapshot(message)
-        }
+        if message.contains("corrupted") { QueryError::Corrupt(message) } else { QueryError::NoSnapshot(message) }
     }
 
     /// Stable machine-readable kind.

@@ -50,31 +50,15 @@ impl Engine {
     }
 
     pub fn from_snapshot(snap: Snapshot) -> Result<Engine, QueryError> {
-        let fields = search_schema::fields_of(&snap.search.schema())
-            .map_err(|e| QueryError::Corrupt(e.to_string()))?;
-        let reader = snap
-            .search
-            .reader_builder()
-            .reload_policy(tantivy::ReloadPolicy::Manual)
-            .try_into()
-            .map_err(|e: tantivy::TantivyError| {
-                QueryError::Corrupt(format!("cannot open the search index: {e}"))
-            })?;
+        let fields = search_schema::fields_of(&snap.search.schema()).map_err(|e| QueryError::Corrupt(e.to_string()))?;
+        let reader =
+            snap.search.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into().map_err(
+                |e: tantivy::TantivyError| QueryError::Corrupt(format!("cannot open the search index: {e}")),
+            )?;
         let n = snap.docs.sections.len();
-        let sections = snap
-            .docs
-            .sections
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.address.clone(), i as u32))
-            .collect();
-        let files = snap
-            .docs
-            .files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (format!("{}/{}", f.root, f.path), i as u32))
-            .collect();
+        let sections = snap.docs.sections.iter().enumerate().map(|(i, s)| (s.address.clone(), i as u32)).collect();
+        let files =
+            snap.docs.files.iter().enumerate().map(|(i, f)| (format!("{}/{}", f.root, f.path), i as u32)).collect();
         let mut children = vec![Vec::new(); n];
         for (i, s) in snap.docs.sections.iter().enumerate() {
             if let Some(p) = s.parent_row {
@@ -89,16 +73,7 @@ impl Engine {
                 backlinks[t as usize].push(i as u32);
             }
         }
-        Ok(Engine {
-            snap,
-            reader,
-            fields,
-            sections,
-            files,
-            children,
-            backlinks,
-            outgoing,
-        })
+        Ok(Engine { snap, reader, fields, sections, files, children, backlinks, outgoing })
     }
 
     pub fn snapshot(&self) -> &Snapshot {

@@ -117,13 +117,7 @@ impl Engine {
             }
         }
         let omitted = total - rows.len();
-        Ok(Outline {
-            prefix: prefix.to_string(),
-            files: files.len(),
-            sections: rows,
-            truncated: omitted > 0,
-            omitted,
-        })
+        Ok(Outline { prefix: prefix.to_string(), files: files.len(), sections: rows, truncated: omitted > 0, omitted })
     }
 
     /// Navigation around one section.
@@ -135,9 +129,7 @@ impl Engine {
             )));
         }
         let resolved = self.resolve(&doc.base().with_part(None))?;
-        let idx = resolved
-            .section
-            .expect("a section address resolves to a section");
+        let idx = resolved.section.expect("a section address resolves to a section");
         let rows = &self.snap.docs.sections;
         let row = &rows[idx as usize];
         let sref = |i: u32| SectionRef {
@@ -153,18 +145,12 @@ impl Engine {
             items.into_iter().take(max).collect()
         };
         let siblings: Vec<u32> = match row.parent_row {
-            Some(p) => self.children[p as usize]
-                .iter()
-                .copied()
-                .filter(|&c| c != idx)
-                .collect(),
+            Some(p) => self.children[p as usize].iter().copied().filter(|&c| c != idx).collect(),
             None => {
                 let f = &self.snap.docs.files[row.file as usize];
                 (f.first_section..f.first_section + f.section_count)
                     .filter(|&i| {
-                        i != idx
-                            && rows[i as usize].parent_row.is_none()
-                            && rows[i as usize].section.level > 0
+                        i != idx && rows[i as usize].parent_row.is_none() && rows[i as usize].section.level > 0
                     })
                     .collect()
             }

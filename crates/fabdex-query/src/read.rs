@@ -19,12 +19,7 @@ impl Engine {
     ///
     /// `offset` overrides an `@offset` in the address; `max_chars` defaults to
     /// [`Limits::READ_DEFAULT_CHARS`] and may not exceed [`Limits::READ_MAX_CHARS`].
-    pub fn read(
-        &self,
-        address: &str,
-        offset: Option<u64>,
-        max_chars: Option<u64>,
-    ) -> Result<ReadEnvelope, QueryError> {
+    pub fn read(&self, address: &str, offset: Option<u64>, max_chars: Option<u64>) -> Result<ReadEnvelope, QueryError> {
         let max_chars = max_chars.unwrap_or(Limits::READ_DEFAULT_CHARS);
         if max_chars == 0 || max_chars > Limits::READ_MAX_CHARS {
             return Err(QueryError::InvalidArgument(format!(
@@ -36,10 +31,7 @@ impl Engine {
         let offset = offset.unwrap_or(doc.offset);
         let resolved = self.resolve(&doc)?;
         let file_row = &self.snap.docs.files[resolved.file as usize];
-        let text = self
-            .snap
-            .file_text(resolved.file)
-            .map_err(|e| QueryError::Corrupt(format!("{e:#}")))?;
+        let text = self.snap.file_text(resolved.file).map_err(|e| QueryError::Corrupt(format!("{e:#}")))?;
         let text = &text[resolved.byte_start..resolved.byte_end];
         let total = text.chars().count() as u64;
         if offset > total {
@@ -69,18 +61,12 @@ impl Engine {
         let file = self.file_index(&doc.root, &doc.path)?;
         let file_row = &self.snap.docs.files[file as usize];
         let Some(anchor) = &doc.anchor else {
-            return Ok(Resolved {
-                file,
-                section: None,
-                byte_start: 0,
-                byte_end: file_row.bytes as usize,
-            });
+            return Ok(Resolved { file, section: None, byte_start: 0, byte_end: file_row.bytes as usize });
         };
         let base = format!("doc:{}/{}#{anchor}", doc.root, doc.path);
         let Some(&section) = self.sections.get(&base) else {
             let first = file_row.first_section as usize;
-            let anchors: Vec<&str> = self.snap.docs.sections
-                [first..first + file_row.section_count as usize]
+            let anchors: Vec<&str> = self.snap.docs.sections[first..first + file_row.section_count as usize]
                 .iter()
                 .map(|s| s.section.anchor.as_str())
                 .collect();
@@ -93,11 +79,7 @@ impl Engine {
                 "`{}/{}` has {what}{}",
                 doc.root,
                 doc.path,
-                suggest(
-                    anchor,
-                    anchors.iter().copied().filter(|a| !a.is_empty()),
-                    "#"
-                )
+                suggest(anchor, anchors.iter().copied().filter(|a| !a.is_empty()), "#")
             )));
         };
         let s = &self.snap.docs.sections[section as usize].section;
@@ -106,9 +88,7 @@ impl Engine {
             Some(n) => match s.parts.get(n as usize - 1) {
                 Some(p) => (p.byte_start, p.byte_end),
                 None if s.parts.is_empty() => {
-                    return Err(QueryError::NotFound(format!(
-                        "`{base}` is not split into parts; open `{base}`"
-                    )));
+                    return Err(QueryError::NotFound(format!("`{base}` is not split into parts; open `{base}`")));
                 }
                 None => {
                     return Err(QueryError::NotFound(format!(
@@ -118,42 +98,22 @@ impl Engine {
                 }
             },
         };
-        Ok(Resolved {
-            file,
-            section: Some(section),
-            byte_start: start as usize,
-            byte_end: end as usize,
-        })
+        Ok(Resolved { file, section: Some(section), byte_start: start as usize, byte_end: end as usize })
     }
 
     pub(crate) fn file_index(&self, root: &str, path: &str) -> Result<u32, QueryError> {
         if let Some(&f) = self.files.get(&format!("{root}/{path}")) {
             return Ok(f);
         }
-        let roots: Vec<&str> = self
-            .snap
-            .manifest
-            .roots
-            .iter()
-            .map(|r| r.name.as_str())
-            .collect();
+        let roots: Vec<&str> = self.snap.manifest.roots.iter().map(|r| r.name.as_str()).collect();
         if !roots.contains(&root) {
             return Err(QueryError::NotFound(format!(
                 "no root named `{root}` in this snapshot (roots: {})",
                 roots.join(", ")
             )));
         }
-        let in_root = self
-            .snap
-            .docs
-            .files
-            .iter()
-            .filter(|f| f.root == root)
-            .map(|f| f.path.as_str());
-        Err(QueryError::NotFound(format!(
-            "no indexed file `{root}/{path}`{}",
-            suggest(path, in_root, "")
-        )))
+        let in_root = self.snap.docs.files.iter().filter(|f| f.root == root).map(|f| f.path.as_str());
+        Err(QueryError::NotFound(format!("no indexed file `{root}/{path}`{}", suggest(path, in_root, ""))))
     }
 }
 
@@ -165,24 +125,10 @@ pub(crate) fn parse_doc(address: &str) -> Result<DocAddress, QueryError> {
 }
 
 /// "; nearest: `#a`, `#b`" — the closest few candidates by edit similarity.
-pub(crate) fn suggest<'a>(
-    wanted: &str,
-    candidates: impl Iterator<Item = &'a str>,
-    prefix: &str,
-) -> String {
-    let mut scored: Vec<(f64, &str)> = candidates
-        .map(|c| (strsim::jaro_winkler(wanted, c), c))
-        .collect();
+pub(crate) fn suggest<'a>(wanted: &str, candidates: impl Iterator<Item = &'a str>, prefix: &str) -> String {
+    let mut scored: Vec<(f64, &str)> = candidates.map(|c| (strsim::jaro_winkler(wanted, c), c)).collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     scored.dedup_by(|a, b| a.1 == b.1);
-    let shown: Vec<String> = scored
-        .iter()
-        .take(3)
-        .map(|(_, c)| format!("`{prefix}{c}`"))
-        .collect();
-    if shown.is_empty() {
-        String::new()
-    } else {
-        format!("; nearest: {}", shown.join(", "))
-    }
+    let shown: Vec<String> = scored.iter().take(3).map(|(_, c)| format!("`{prefix}{c}`")).collect();
+    if shown.is_empty() { String::new() } else { format!("; nearest: {}", shown.join(", ")) }
 }

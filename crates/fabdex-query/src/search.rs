@@ -15,14 +15,8 @@ use tantivy::{DocId, Score, SegmentReader, TantivyDocument, Term};
 use crate::{Engine, QueryError};
 
 /// Field weights: a word in a section's own heading counts three times a word in its body.
-pub const FIELD_WEIGHTS: [(&str, f32); 6] = [
-    ("heading", 3.0),
-    ("context", 1.2),
-    ("path", 1.0),
-    ("body", 1.0),
-    ("code", 0.5),
-    ("symbols", 1.5),
-];
+pub const FIELD_WEIGHTS: [(&str, f32); 6] =
+    [("heading", 3.0), ("context", 1.2), ("path", 1.0), ("body", 1.0), ("code", 0.5), ("symbols", 1.5)];
 
 /// Score multiplier for historical documents when they are included.
 pub const HISTORY_DEMOTION: f32 = 0.5;
@@ -101,10 +95,7 @@ impl Engine {
             return Err(QueryError::InvalidArgument("query is empty".into()));
         }
         if query.chars().count() > Limits::QUERY_MAX_CHARS {
-            return Err(QueryError::InvalidArgument(format!(
-                "query is longer than {} chars",
-                Limits::QUERY_MAX_CHARS
-            )));
+            return Err(QueryError::InvalidArgument(format!("query is longer than {} chars", Limits::QUERY_MAX_CHARS)));
         }
         let limit = req.limit.unwrap_or(Limits::SEARCH_DEFAULT_LIMIT);
         if limit == 0 || limit > Limits::SEARCH_MAX_LIMIT {
@@ -134,49 +125,29 @@ impl Engine {
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for (name, weight) in FIELD_WEIGHTS {
             for t in &terms {
-                let tq = TermQuery::new(
-                    Term::from_field_text(field_of(name), t),
-                    IndexRecordOption::WithFreqs,
-                );
-                should.push((
-                    Occur::Should,
-                    Box::new(BoostQuery::new(Box::new(tq), weight)),
-                ));
+                let tq = TermQuery::new(Term::from_field_text(field_of(name), t), IndexRecordOption::WithFreqs);
+                should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(tq), weight))));
             }
         }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> =
-            vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
-        if let Some(prefix) = req
-            .path_prefix
-            .as_deref()
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-        {
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
+        if let Some(prefix) = req.path_prefix.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
             let prefix = prefix.trim_start_matches("doc:").trim_start_matches('/');
             let pattern = format!("([^/]+/)?{}.*", regex_escape(prefix));
-            let rq = RegexQuery::from_pattern(&pattern, f.path_raw).map_err(|e| {
-                QueryError::InvalidArgument(format!("path prefix `{prefix}` is not usable: {e}"))
-            })?;
+            let rq = RegexQuery::from_pattern(&pattern, f.path_raw)
+                .map_err(|e| QueryError::InvalidArgument(format!("path prefix `{prefix}` is not usable: {e}")))?;
             clauses.push((Occur::Must, Box::new(rq)));
         }
         if !req.include_history {
             clauses.push((
                 Occur::MustNot,
-                Box::new(TermQuery::new(
-                    Term::from_field_u64(f.history, 1),
-                    IndexRecordOption::Basic,
-                )),
+                Box::new(TermQuery::new(Term::from_field_u64(f.history, 1), IndexRecordOption::Basic)),
             ));
         }
         let full = BooleanQuery::new(clauses);
 
         let searcher = self.reader.searcher();
         let collector = TopDocs::with_limit(limit).tweak_score(move |segment: &SegmentReader| {
-            let history = segment
-                .fast_fields()
-                .u64("history")
-                .ok()
-                .map(|c| c.first_or_default_col(0));
+            let history = segment.fast_fields().u64("history").ok().map(|c| c.first_or_default_col(0));
             move |doc: DocId, score: Score| match &history {
                 Some(col) if col.get_val(doc) == 1 => score * HISTORY_DEMOTION,
                 _ => score,
@@ -189,27 +160,19 @@ impl Engine {
         let mut file_texts: HashMap<u32, String> = HashMap::new();
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
-            let doc: TantivyDocument = searcher
-                .doc(addr)
-                .map_err(|e| QueryError::Corrupt(format!("search index: {e}")))?;
-            let unit_index = doc
-                .get_first(f.unit)
-                .and_then(|v| v.as_u64())
-                .unwrap_or(u64::MAX) as usize;
+            let doc: TantivyDocument =
+                searcher.doc(addr).map_err(|e| QueryError::Corrupt(format!("search index: {e}")))?;
+            let unit_index = doc.get_first(f.unit).and_then(|v| v.as_u64()).unwrap_or(u64::MAX) as usize;
             let unit = self.snap.units.get(unit_index).ok_or_else(|| {
-                QueryError::Corrupt(format!(
-                    "search index names unit {unit_index}, which the tables lack"
-                ))
+                QueryError::Corrupt(format!("search index names unit {unit_index}, which the tables lack"))
             })?;
             let row = &self.snap.docs.sections[unit.section as usize];
             let file_row = &self.snap.docs.files[row.file as usize];
             let text = match file_texts.entry(row.file) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => e.insert(
-                    self.snap
-                        .file_text(row.file)
-                        .map_err(|e| QueryError::Corrupt(format!("{e:#}")))?,
-                ),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(self.snap.file_text(row.file).map_err(|e| QueryError::Corrupt(format!("{e:#}")))?)
+                }
             };
             let unit_text = UnitText::new(text, row, file_row, unit);
             let why = explain(&unit_text, &terms, file_row.historical);
@@ -217,10 +180,7 @@ impl Engine {
                 address: unit.address.clone(),
                 title: file_row.title.clone(),
                 heading_path: row.section.heading_path.clone(),
-                snippet: snippet(
-                    &text[unit.byte_start as usize..unit.byte_end as usize],
-                    &terms,
-                ),
+                snippet: snippet(&text[unit.byte_start as usize..unit.byte_end as usize], &terms),
                 score,
                 why,
                 origin: file_row.origin.clone(),
@@ -247,13 +207,8 @@ fn explain(unit: &UnitText, terms: &[String], historical: bool) -> Why {
         if text.is_empty() {
             continue;
         }
-        let field_terms: std::collections::HashSet<String> =
-            search_schema::terms(text).into_iter().collect();
-        let found: Vec<String> = terms
-            .iter()
-            .filter(|t| field_terms.contains(*t))
-            .cloned()
-            .collect();
+        let field_terms: std::collections::HashSet<String> = search_schema::terms(text).into_iter().collect();
+        let found: Vec<String> = terms.iter().filter(|t| field_terms.contains(*t)).cloned().collect();
         for t in &found {
             if !matched.contains(t) {
                 matched.push(t.clone());
@@ -263,18 +218,9 @@ fn explain(unit: &UnitText, terms: &[String], historical: bool) -> Why {
             fields.insert(name.to_string(), found);
         }
     }
-    let missing = terms
-        .iter()
-        .filter(|t| !matched.contains(t))
-        .cloned()
-        .collect();
+    let missing = terms.iter().filter(|t| !matched.contains(t)).cloned().collect();
     matched.sort_by_key(|t| terms.iter().position(|q| q == t));
-    Why {
-        matched_terms: matched,
-        missing_terms: missing,
-        fields,
-        historical_demoted: historical,
-    }
+    Why { matched_terms: matched, missing_terms: missing, fields, historical_demoted: historical }
 }
 
 /// The line with the most query terms, and what follows it, up to the snippet size.
