@@ -61,7 +61,7 @@ fn peer_rank<'a>(sections: &'a [(String, String, String, String)], query: &str) 
         })
         .filter(|(s, _)| *s > 0)
         .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0));
+    scored.sort_by_key(|s| std::cmp::Reverse(s.0));
     scored.into_iter().take(10).map(|(_, a)| a).collect()
 }
 

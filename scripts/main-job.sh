@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The main job on the bundled corpus: build fabdex, index corpus/ with the
+# bundled fabdex.toml, then answer a sample research question the way the
+# research agent would: search, open the best section, follow its neighbours.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+QUESTION="${1:-how do I tell whether looking up another piece by hashtag found nothing}"
+
+cargo build --release --locked -p fabdex
+fabdex=target/release/fabdex
+
+echo "== fabdex index   (bundled fabdex.toml: corpus/docs and corpus/skills)"
+"$fabdex" index
+
+echo
+echo "== fabdex search docs \"$QUESTION\""
+"$fabdex" search docs "$QUESTION" --limit 5
+
+top=$("$fabdex" search docs "$QUESTION" --limit 1 --json | grep -m1 '"address"' | sed -E 's/.*"address": "([^"]+)".*/\1/')
+echo
+echo "== fabdex open $top --max-chars 1200"
+"$fabdex" open "$top" --max-chars 1200
+
+echo
+echo "== fabdex related $top"
+"$fabdex" related "${top%~*}"
