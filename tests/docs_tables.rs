@@ -63,7 +63,7 @@ fn search_finds_the_answer_in_its_own_words_for_most_questions() {
 }
 
 /// Measured at the first ranking pass; raise it as ranking improves.
-const REGRESSION_RECALL_AT_10: f64 = 0.6;
+const REGRESSION_RECALL_AT_10: f64 = 0.66;
 
 #[test]
 fn hits_explain_themselves_and_json_names_are_stable() {

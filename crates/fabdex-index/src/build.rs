@@ -25,7 +25,7 @@ use crate::snapshot::{Counts, FORMAT_VERSION, IndexLayout, Manifest, ManifestFil
 use crate::walk::{Candidate, FileType, Skipped, walk_root};
 
 /// Version of the search-index content; part of the snapshot id.
-const SEARCH_VERSION: u32 = 1;
+const SEARCH_VERSION: u32 = 2;
 
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
