@@ -57,6 +57,27 @@ enum Command {
     Outline { path_or_prefix: String },
     /// Parent, children, siblings, outgoing links and backlinks of a section.
     Related { address: String },
+    /// Measure retrieval quality against judged questions.
+    Eval {
+        #[command(subcommand)]
+        what: EvalWhat,
+    },
+}
+
+#[derive(Subcommand)]
+enum EvalWhat {
+    /// Docs search: recall@5, recall@10, MRR@10, nDCG@10, and each question's best rank.
+    Docs {
+        /// JSON file: [{"q": "...", "expect": [{"root"?, "path", "anchor"}]}].
+        #[arg(long)]
+        qrels: PathBuf,
+        /// The k of recall@k (besides 5 and 10).
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        /// Search historical documents too (demoted), as `search docs --include-history`.
+        #[arg(long)]
+        include_history: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -77,6 +98,12 @@ enum SearchWhat {
 }
 
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`fabdex … | head`), as Unix tools do.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let json = cli.json;
     match run(cli) {
@@ -203,6 +230,10 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Eval { what: EvalWhat::Docs { qrels, k, include_history } } => {
+            let engine = Engine::open_index(&index_dir(cli.index))?;
+            eval_docs(&engine, &qrels, k, include_history, cli.json)
+        }
         Command::Related { address } => {
             let engine = Engine::open_index(&index_dir(cli.index))?;
             let related = engine.related(&address)?;
@@ -231,6 +262,30 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+fn eval_docs(engine: &Engine, qrels: &std::path::Path, k: usize, include_history: bool, json: bool) -> Result<()> {
+    let bytes = std::fs::read(qrels).map_err(|e| anyhow::anyhow!("cannot read qrels `{}`: {e}", qrels.display()))?;
+    let qrels: Vec<fabdex_query::Qrel> = serde_json::from_slice(&bytes)
+        .map_err(|e| anyhow::anyhow!("qrels `{}` are not valid: {e}", qrels.display()))?;
+    let report = engine.eval_docs(&qrels, k, include_history)?;
+    if json {
+        return print_json(&report);
+    }
+    for q in &report.per_question {
+        let rank = q.best_rank.map_or("-".to_string(), |r| r.to_string());
+        println!("{rank:>5}  {}", q.q);
+    }
+    let at_k = if matches!(report.k, 5 | 10) {
+        String::new()
+    } else {
+        format!("  recall@{} {:.2}", report.k, report.recall_at_k)
+    };
+    println!(
+        "\n{} questions, mode {}: recall@5 {:.2}  recall@10 {:.2}{at_k}  MRR@10 {:.3}  nDCG@10 {:.3}",
+        report.questions, report.mode, report.recall_at_5, report.recall_at_10, report.mrr_at_10, report.ndcg_at_10
+    );
+    Ok(())
 }
 
 fn print_report(r: &IndexReport) -> Result<()> {

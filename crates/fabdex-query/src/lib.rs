@@ -11,6 +11,7 @@
 //! whether it was truncated and the address of the next window.
 
 mod error;
+mod eval;
 mod navigate;
 mod read;
 mod search;
@@ -22,6 +23,7 @@ use fabdex_index::Snapshot;
 use fabdex_index::search_schema::{self, Fields};
 
 pub use error::QueryError;
+pub use eval::{EvalReport, ExpectedSection, Qrel, QuestionResult};
 pub use navigate::{Outline, OutlineRow, Related, RelatedLink, SectionRef};
 pub use search::{Hit, SearchDocs, SearchResult, Why};
 

@@ -113,59 +113,11 @@ impl Engine {
             )));
         }
 
-        let f = self.fields;
-        let field_of = |name: &str| match name {
-            "heading" => f.heading,
-            "context" => f.context,
-            "path" => f.path,
-            "body" => f.body,
-            "code" => f.code,
-            _ => f.symbols,
-        };
-        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for (name, weight) in FIELD_WEIGHTS {
-            for t in &terms {
-                let tq = TermQuery::new(Term::from_field_text(field_of(name), t), IndexRecordOption::WithFreqs);
-                should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(tq), weight))));
-            }
-        }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
-        if let Some(prefix) = req.path_prefix.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
-            let prefix = prefix.trim_start_matches("doc:").trim_start_matches('/');
-            let pattern = format!("([^/]+/)?{}.*", regex_escape(prefix));
-            let rq = RegexQuery::from_pattern(&pattern, f.path_raw)
-                .map_err(|e| QueryError::InvalidArgument(format!("path prefix `{prefix}` is not usable: {e}")))?;
-            clauses.push((Occur::Must, Box::new(rq)));
-        }
-        if !req.include_history {
-            clauses.push((
-                Occur::MustNot,
-                Box::new(TermQuery::new(Term::from_field_u64(f.history, 1), IndexRecordOption::Basic)),
-            ));
-        }
-        let full = BooleanQuery::new(clauses);
-
-        let searcher = self.reader.searcher();
-        let collector = TopDocs::with_limit(limit).tweak_score(move |segment: &SegmentReader| {
-            let history = segment.fast_fields().u64("history").ok().map(|c| c.first_or_default_col(0));
-            move |doc: DocId, score: Score| match &history {
-                Some(col) if col.get_val(doc) == 1 => score * HISTORY_DEMOTION,
-                _ => score,
-            }
-        });
-        let (top, matched) = searcher
-            .search(&full, &(collector, Count))
-            .map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
-
+        let (ranked, matched) = self.rank(&terms, req.path_prefix.as_deref(), req.include_history, limit)?;
         let mut file_texts: HashMap<u32, String> = HashMap::new();
-        let mut hits = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            let doc: TantivyDocument =
-                searcher.doc(addr).map_err(|e| QueryError::Corrupt(format!("search index: {e}")))?;
-            let unit_index = doc.get_first(f.unit).and_then(|v| v.as_u64()).unwrap_or(u64::MAX) as usize;
-            let unit = self.snap.units.get(unit_index).ok_or_else(|| {
-                QueryError::Corrupt(format!("search index names unit {unit_index}, which the tables lack"))
-            })?;
+        let mut hits = Vec::with_capacity(ranked.len());
+        for (score, unit_index) in ranked {
+            let unit = &self.snap.units[unit_index as usize];
             let row = &self.snap.docs.sections[unit.section as usize];
             let file_row = &self.snap.docs.files[row.file as usize];
             let text = match file_texts.entry(row.file) {
@@ -197,6 +149,86 @@ impl Engine {
             limit,
             hits,
         })
+    }
+}
+
+impl Engine {
+    /// The units matching `terms`, best first, at most `depth`; and how many matched in all.
+    pub(crate) fn rank(
+        &self,
+        terms: &[String],
+        path_prefix: Option<&str>,
+        include_history: bool,
+        depth: usize,
+    ) -> Result<(Vec<(f32, u32)>, usize), QueryError> {
+        let f = self.fields;
+        let field_of = |name: &str| match name {
+            "heading" => f.heading,
+            "context" => f.context,
+            "path" => f.path,
+            "body" => f.body,
+            "code" => f.code,
+            _ => f.symbols,
+        };
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (name, weight) in FIELD_WEIGHTS {
+            for t in terms {
+                let tq = TermQuery::new(Term::from_field_text(field_of(name), t), IndexRecordOption::WithFreqs);
+                should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(tq), weight))));
+            }
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
+        if let Some(prefix) = path_prefix.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
+            let prefix = prefix.trim_start_matches("doc:").trim_start_matches('/');
+            let pattern = format!("([^/]+/)?{}.*", regex_escape(prefix));
+            let rq = RegexQuery::from_pattern(&pattern, f.path_raw)
+                .map_err(|e| QueryError::InvalidArgument(format!("path prefix `{prefix}` is not usable: {e}")))?;
+            clauses.push((Occur::Must, Box::new(rq)));
+        }
+        if !include_history {
+            clauses.push((
+                Occur::MustNot,
+                Box::new(TermQuery::new(Term::from_field_u64(f.history, 1), IndexRecordOption::Basic)),
+            ));
+        }
+        let full = BooleanQuery::new(clauses);
+
+        let searcher = self.reader.searcher();
+        let collector = TopDocs::with_limit(depth).tweak_score(move |segment: &SegmentReader| {
+            let history = segment.fast_fields().u64("history").ok().map(|c| c.first_or_default_col(0));
+            move |doc: DocId, score: Score| match &history {
+                Some(col) if col.get_val(doc) == 1 => score * HISTORY_DEMOTION,
+                _ => score,
+            }
+        });
+        let (top, matched) = searcher
+            .search(&full, &(collector, Count))
+            .map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
+
+        let mut ranked = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let doc: TantivyDocument =
+                searcher.doc(addr).map_err(|e| QueryError::Corrupt(format!("search index: {e}")))?;
+            let unit = doc.get_first(f.unit).and_then(|v| v.as_u64()).unwrap_or(u64::MAX);
+            if unit as usize >= self.snap.units.len() {
+                return Err(QueryError::Corrupt(format!("search index names unit {unit}, which the tables lack")));
+            }
+            ranked.push((score, unit as u32));
+        }
+        Ok((ranked, matched))
+    }
+
+    /// Addresses of the best `depth` units for a query (no snippets, no limit
+    /// cap): what evaluation needs to find the rank of an expected section.
+    pub fn rank_addresses(&self, query: &str, include_history: bool, depth: usize) -> Result<Vec<String>, QueryError> {
+        let mut terms = search_schema::terms(query);
+        let mut seen = std::collections::HashSet::new();
+        terms.retain(|t| seen.insert(t.clone()));
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (ranked, _) = self.rank(&terms, None, include_history, depth)?;
+        Ok(ranked.into_iter().map(|(_, u)| self.snap.units[u as usize].address.clone()).collect())
     }
 }
 

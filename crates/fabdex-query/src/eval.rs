@@ -1,0 +1,133 @@
+//! Retrieval evaluation with judged questions (qrels): recall@5, recall@10,
+//! MRR@10, nDCG@10 and the rank of the best expected section per question.
+//! A hit is the same path and anchor (and root, when the qrel names one); a
+//! part of a split section counts as its section.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Engine, QueryError};
+
+/// How deep to rank when looking for an expected section that is not in the top k.
+pub const EVAL_DEPTH: usize = 2_000;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Qrel {
+    pub q: String,
+    pub expect: Vec<ExpectedSection>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExpectedSection {
+    #[serde(default)]
+    pub root: Option<String>,
+    pub path: String,
+    pub anchor: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QuestionResult {
+    pub q: String,
+    /// 1-based rank of the best expected section, if it was ranked within the depth.
+    pub best_rank: Option<usize>,
+    pub best_address: Option<String>,
+    /// The top 3 addresses returned.
+    pub top: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvalReport {
+    pub questions: usize,
+    pub k: usize,
+    pub mode: String,
+    pub recall_at_5: f64,
+    pub recall_at_10: f64,
+    pub recall_at_k: f64,
+    pub mrr_at_10: f64,
+    pub ndcg_at_10: f64,
+    pub per_question: Vec<QuestionResult>,
+}
+
+/// Parse `doc:<root>/<path>#<anchor>[~n]` into (root, path, anchor).
+fn split(address: &str) -> Option<(&str, &str, &str)> {
+    let rest = address.strip_prefix("doc:")?;
+    let (loc, frag) = rest.split_once('#')?;
+    let anchor = frag.split('~').next().unwrap_or(frag);
+    let (root, path) = loc.split_once('/')?;
+    Some((root, path, anchor))
+}
+
+fn matches(address: &str, e: &ExpectedSection) -> bool {
+    split(address).is_some_and(|(root, path, anchor)| {
+        path == e.path && anchor == e.anchor && e.root.as_deref().is_none_or(|r| r == root)
+    })
+}
+
+impl Engine {
+    pub fn eval_docs(&self, qrels: &[Qrel], k: usize, include_history: bool) -> Result<EvalReport, QueryError> {
+        if k == 0 {
+            return Err(QueryError::InvalidArgument("k must be at least 1".into()));
+        }
+        let n = qrels.len().max(1) as f64;
+        let (mut r5, mut r10, mut rk, mut mrr, mut ndcg) = (0.0, 0.0, 0.0, 0.0, 0.0);
+        let mut per_question = Vec::with_capacity(qrels.len());
+        for q in qrels {
+            let ranked = self.rank_addresses(&q.q, include_history, EVAL_DEPTH)?;
+            // Distinct sections, in rank order, each marked relevant or not.
+            let mut sections: Vec<(&str, bool)> = Vec::new();
+            for a in &ranked {
+                let base = a.split('~').next().unwrap_or(a);
+                if !sections.iter().any(|(s, _)| *s == base) {
+                    sections.push((base, q.expect.iter().any(|e| matches(a, e))));
+                }
+            }
+            let best = sections.iter().position(|(_, rel)| *rel);
+            let rank = best.map(|i| i + 1);
+            r5 += f64::from(u8::from(rank.is_some_and(|r| r <= 5)));
+            r10 += f64::from(u8::from(rank.is_some_and(|r| r <= 10)));
+            rk += f64::from(u8::from(rank.is_some_and(|r| r <= k)));
+            mrr += rank.filter(|r| *r <= 10).map_or(0.0, |r| 1.0 / r as f64);
+            let dcg: f64 = sections
+                .iter()
+                .take(10)
+                .enumerate()
+                .filter(|(_, (_, rel))| *rel)
+                .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
+                .sum();
+            let ideal: f64 = (0..q.expect.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+            ndcg += if ideal > 0.0 { dcg / ideal } else { 0.0 };
+            per_question.push(QuestionResult {
+                q: q.q.clone(),
+                best_rank: rank,
+                best_address: best.map(|i| sections[i].0.to_string()),
+                top: sections.iter().take(3).map(|(s, _)| s.to_string()).collect(),
+            });
+        }
+        Ok(EvalReport {
+            questions: qrels.len(),
+            k,
+            mode: "bm25-fields".into(),
+            recall_at_5: r5 / n,
+            recall_at_10: r10 / n,
+            recall_at_k: rk / n,
+            mrr_at_10: mrr / n,
+            ndcg_at_10: ndcg / n,
+            per_question,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matching_ignores_parts_and_respects_roots() {
+        let e = ExpectedSection { root: Some("docs".into()), path: "a/b.md".into(), anchor: "x".into() };
+        assert!(matches("doc:docs/a/b.md#x", &e));
+        assert!(matches("doc:docs/a/b.md#x~3", &e));
+        assert!(!matches("doc:skills/a/b.md#x", &e));
+        assert!(!matches("doc:docs/a/b.md#xy", &e));
+        let any_root = ExpectedSection { root: None, ..e };
+        assert!(matches("doc:labs/a/b.md#x", &any_root));
+    }
+}
