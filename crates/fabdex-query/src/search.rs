@@ -178,7 +178,7 @@ impl Engine {
             }
         }
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
-        if let Some(prefix) = path_prefix.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
+        if let Some(prefix) = path_prefix.map(str::trim).filter(|p| !p.is_empty()) {
             let prefix = prefix.trim_start_matches("doc:").trim_start_matches('/');
             let pattern = format!("([^/]+/)?{}.*", regex_escape(prefix));
             let rq = RegexQuery::from_pattern(&pattern, f.path_raw)
