@@ -25,7 +25,7 @@ use crate::snapshot::{Counts, FORMAT_VERSION, IndexLayout, Manifest, ManifestFil
 use crate::walk::{Candidate, FileType, Skipped, walk_root};
 
 /// Version of the search-index content; part of the snapshot id.
-const SEARCH_VERSION: u32 = 2;
+const SEARCH_VERSION: u32 = 3;
 
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
@@ -538,7 +538,7 @@ fn write_search_index(dir: &Path, files: &[ReadFile], docs: &DocsTable, units: &
     for (ui, unit) in units.iter().enumerate() {
         let row = &docs.sections[unit.section as usize];
         let file_row = &docs.files[row.file as usize];
-        let u = UnitText::new(&files[row.file as usize].text, row, file_row, unit);
+        let u = UnitText::new(&files[row.file as usize].text, docs, unit);
         writer.add_document(doc!(
             f.unit => ui as u64,
             f.address => unit.address.clone(),
@@ -548,6 +548,7 @@ fn write_search_index(dir: &Path, files: &[ReadFile], docs: &DocsTable, units: &
             f.body => expand_identifiers(&u.body),
             f.code => expand_identifiers(&u.code),
             f.symbols => expand_identifiers(&u.symbols),
+            f.parent => expand_identifiers(&u.parent),
             f.path_raw => format!("{}/{}", file_row.root, file_row.path),
             f.history => u64::from(file_row.historical),
         ))?;

@@ -1,7 +1,7 @@
 //! The tantivy schema and text analysis shared by the build (which writes the
 //! search index) and the query layer (which searches it), so both tokenize alike.
 
-use fabdex_model::records::{DocFileRow, SectionRow};
+use fabdex_model::records::{CodeBlock, DocsTable};
 use tantivy::Index;
 
 use crate::Unit;
@@ -32,13 +32,15 @@ pub struct Fields {
     pub code: Field,
     /// Inline code spans.
     pub symbols: Field,
+    /// The parent section's own prose.
+    pub parent: Field,
     /// `<root>/<path>` untokenized, for prefix filters.
     pub path_raw: Field,
     /// 1 when the file is historical.
     pub history: Field,
 }
 
-pub const TEXT_FIELDS: [&str; 6] = ["heading", "context", "path", "body", "code", "symbols"];
+pub const TEXT_FIELDS: [&str; 7] = ["parent", "heading", "context", "path", "body", "code", "symbols"];
 
 pub fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
@@ -53,7 +55,8 @@ pub fn schema() -> (Schema, Fields) {
         path: b.add_text_field("path", text.clone()),
         body: b.add_text_field("body", text.clone()),
         code: b.add_text_field("code", text.clone()),
-        symbols: b.add_text_field("symbols", text),
+        symbols: b.add_text_field("symbols", text.clone()),
+        parent: b.add_text_field("parent", text),
         path_raw: b.add_text_field("path_raw", STRING),
         history: b.add_u64_field("history", INDEXED | FAST),
     };
@@ -72,6 +75,7 @@ pub fn fields_of(schema: &Schema) -> tantivy::Result<Fields> {
         body: f("body")?,
         code: f("code")?,
         symbols: f("symbols")?,
+        parent: f("parent")?,
         path_raw: f("path_raw")?,
         history: f("history")?,
     })
@@ -86,37 +90,57 @@ pub struct UnitText {
     pub body: String,
     pub code: String,
     pub symbols: String,
+    /// The parent section's own prose, cut at [`PARENT_CHARS`].
+    pub parent: String,
+}
+
+/// Chars of a parent section's prose indexed with each child.
+pub const PARENT_CHARS: usize = 1_500;
+
+/// Split the bytes `[start, end)` of a file into prose and code-block text.
+pub fn prose_and_code(file_text: &str, code_blocks: &[CodeBlock], start: u64, end: u64) -> (String, String) {
+    let (start, end) = (start as usize, end as usize);
+    let mut body = String::with_capacity(end - start);
+    let mut code = String::new();
+    let mut pos = start;
+    for cb in code_blocks {
+        let (cs, ce) = (cb.byte_start as usize, cb.byte_end as usize);
+        if ce <= start || cs >= end {
+            continue;
+        }
+        let (cs, ce) = (cs.max(pos), ce.min(end));
+        if cs > pos {
+            body.push_str(&file_text[pos..cs]);
+        }
+        if ce > cs {
+            code.push_str(&file_text[cs..ce]);
+            code.push('\n');
+        }
+        pos = ce.max(pos);
+    }
+    if pos < end {
+        body.push_str(&file_text[pos..end]);
+    }
+    (body, code)
 }
 
 impl UnitText {
-    /// `file_text` is the whole file the unit's section is in.
-    pub fn new(file_text: &str, row: &SectionRow, file: &DocFileRow, unit: &Unit) -> UnitText {
-        let (start, end) = (unit.byte_start as usize, unit.byte_end as usize);
-        let mut body = String::with_capacity(end - start);
-        let mut code = String::new();
-        let mut pos = start;
-        for cb in &row.section.code_blocks {
-            let (cs, ce) = (cb.byte_start as usize, cb.byte_end as usize);
-            if ce <= start || cs >= end {
-                continue;
-            }
-            let (cs, ce) = (cs.max(pos), ce.min(end));
-            if cs > pos {
-                body.push_str(&file_text[pos..cs]);
-            }
-            if ce > cs {
-                code.push_str(&file_text[cs..ce]);
-                code.push('\n');
-            }
-            pos = ce.max(pos);
-        }
-        if pos < end {
-            body.push_str(&file_text[pos..end]);
-        }
+    /// The fields of `unit`; `file_text` is the whole file its section is in.
+    pub fn new(file_text: &str, docs: &DocsTable, unit: &Unit) -> UnitText {
+        let row = &docs.sections[unit.section as usize];
+        let file = &docs.files[row.file as usize];
+        let (body, code) = prose_and_code(file_text, &row.section.code_blocks, unit.byte_start, unit.byte_end);
         let path = &row.section.heading_path;
         let mut context: Vec<&str> = path.iter().take(path.len().saturating_sub(1)).map(String::as_str).collect();
         let meta = |key: &str| file.metadata.get(key).and_then(|v| v.as_str());
         context.extend([file.title.as_deref(), meta("name"), meta("description")].into_iter().flatten());
+        // The parent's own prose: an introduction often says in plain words
+        // what its subsections then detail under terse headings.
+        let parent = row.parent_row.map_or(String::new(), |p| {
+            let p = &docs.sections[p as usize].section;
+            let (prose, _) = prose_and_code(file_text, &p.code_blocks, p.byte_start, p.byte_end);
+            prose.chars().take(PARENT_CHARS).collect()
+        });
         UnitText {
             heading: row.section.heading.clone(),
             context: context.join("\n"),
@@ -124,12 +148,14 @@ impl UnitText {
             body,
             code,
             symbols: row.section.mentions.join("\n"),
+            parent,
         }
     }
 
     /// (field name, text) pairs, in [`TEXT_FIELDS`] order.
-    pub fn fields(&self) -> [(&'static str, &str); 6] {
+    pub fn fields(&self) -> [(&'static str, &str); 7] {
         [
+            ("parent", &self.parent),
             ("heading", &self.heading),
             ("context", &self.context),
             ("path", &self.path),

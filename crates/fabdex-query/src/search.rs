@@ -15,8 +15,18 @@ use tantivy::{DocId, Score, SegmentReader, TantivyDocument, Term};
 use crate::{Engine, QueryError};
 
 /// Field weights: a word in a section's own heading counts three times a word in its body.
-pub const FIELD_WEIGHTS: [(&str, f32); 6] =
-    [("heading", 3.0), ("context", 1.2), ("path", 1.0), ("body", 1.0), ("code", 0.5), ("symbols", 1.5)];
+pub const FIELD_WEIGHTS: [(&str, f32); 7] = [
+    ("heading", 3.0),
+    ("context", 1.2),
+    ("path", 1.0),
+    ("body", 1.0),
+    ("code", 0.5),
+    ("symbols", 1.5),
+    ("parent", PARENT_WEIGHT),
+];
+
+/// Weight of the parent's prose (the parent-intro lever); 0 turns it off.
+pub const PARENT_WEIGHT: f32 = 0.4;
 
 /// Score multiplier for historical documents when they are included.
 pub const HISTORY_DEMOTION: f32 = 0.5;
@@ -126,7 +136,7 @@ impl Engine {
                     e.insert(self.snap.file_text(row.file).map_err(|e| QueryError::Corrupt(format!("{e:#}")))?)
                 }
             };
-            let unit_text = UnitText::new(text, row, file_row, unit);
+            let unit_text = UnitText::new(text, &self.snap.docs, unit);
             let why = explain(&unit_text, &terms, file_row.historical);
             hits.push(Hit {
                 address: unit.address.clone(),
@@ -168,6 +178,7 @@ impl Engine {
             "path" => f.path,
             "body" => f.body,
             "code" => f.code,
+            "parent" => f.parent,
             _ => f.symbols,
         };
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
