@@ -332,3 +332,23 @@ fn unchanged_sources_give_the_same_snapshot() {
     assert!(b.unchanged);
     assert_eq!(b.extracted, 0, "every file came from the extraction cache");
 }
+
+#[test]
+fn questions_naming_an_api_identifier_put_its_defining_section_first() {
+    let ws = Workspace::with_corpus();
+    ws.build();
+    let engine = ws.engine();
+    for (q, defining) in [
+        ("what does generateObject return", "doc:docs/common/capabilities/llm.md#generateobject"),
+        ("how does navigateTo work", "doc:docs/common/patterns/navigation.md#navigateto"),
+        ("fetchText options", "doc:docs/common/capabilities/fetch.md#fetchtext"),
+    ] {
+        let top = &search(&engine, q, 1).hits[0];
+        assert_eq!(top.address, defining, "{q}");
+        assert!(top.why.fields.contains_key("defines"), "{q}: {:?}", top.why);
+    }
+    // The definition table of the reference page defines its first-column names.
+    let snap = engine.snapshot();
+    let glance = snap.docs.sections.iter().find(|s| s.address.ends_with("api-reference.md#at-a-glance")).unwrap();
+    assert!(glance.section.defines.iter().any(|d| d == "navigateTo"), "{:?}", glance.section.defines);
+}

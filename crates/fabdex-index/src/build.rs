@@ -25,7 +25,7 @@ use crate::snapshot::{Counts, FORMAT_VERSION, IndexLayout, Manifest, ManifestFil
 use crate::walk::{Candidate, FileType, Skipped, walk_root};
 
 /// Version of the search-index content; part of the snapshot id.
-const SEARCH_VERSION: u32 = 3;
+const SEARCH_VERSION: u32 = 4;
 
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
@@ -549,6 +549,7 @@ fn write_search_index(dir: &Path, files: &[ReadFile], docs: &DocsTable, units: &
             f.code => expand_identifiers(&u.code),
             f.symbols => expand_identifiers(&u.symbols),
             f.parent => expand_identifiers(&u.parent),
+            f.defines => expand_identifiers(&u.defines),
             f.path_raw => format!("{}/{}", file_row.root, file_row.path),
             f.history => u64::from(file_row.historical),
         ))?;

@@ -1,7 +1,7 @@
 //! The tantivy schema and text analysis shared by the build (which writes the
 //! search index) and the query layer (which searches it), so both tokenize alike.
 
-use fabdex_model::records::{CodeBlock, DocsTable};
+use fabdex_model::records::{CodeBlock, DocsTable, RootKind};
 use tantivy::Index;
 
 use crate::Unit;
@@ -34,13 +34,15 @@ pub struct Fields {
     pub symbols: Field,
     /// The parent section's own prose.
     pub parent: Field,
+    /// API symbols the section defines.
+    pub defines: Field,
     /// `<root>/<path>` untokenized, for prefix filters.
     pub path_raw: Field,
     /// 1 when the file is historical.
     pub history: Field,
 }
 
-pub const TEXT_FIELDS: [&str; 7] = ["parent", "heading", "context", "path", "body", "code", "symbols"];
+pub const TEXT_FIELDS: [&str; 8] = ["defines", "parent", "heading", "context", "path", "body", "code", "symbols"];
 
 pub fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
@@ -56,7 +58,8 @@ pub fn schema() -> (Schema, Fields) {
         body: b.add_text_field("body", text.clone()),
         code: b.add_text_field("code", text.clone()),
         symbols: b.add_text_field("symbols", text.clone()),
-        parent: b.add_text_field("parent", text),
+        parent: b.add_text_field("parent", text.clone()),
+        defines: b.add_text_field("defines", text),
         path_raw: b.add_text_field("path_raw", STRING),
         history: b.add_u64_field("history", INDEXED | FAST),
     };
@@ -76,6 +79,7 @@ pub fn fields_of(schema: &Schema) -> tantivy::Result<Fields> {
         code: f("code")?,
         symbols: f("symbols")?,
         parent: f("parent")?,
+        defines: f("defines")?,
         path_raw: f("path_raw")?,
         history: f("history")?,
     })
@@ -92,6 +96,8 @@ pub struct UnitText {
     pub symbols: String,
     /// The parent section's own prose, cut at [`PARENT_CHARS`].
     pub parent: String,
+    /// API symbols the section defines.
+    pub defines: String,
 }
 
 /// Chars of a parent section's prose indexed with each child.
@@ -141,6 +147,11 @@ impl UnitText {
             let (prose, _) = prose_and_code(file_text, &p.code_blocks, p.byte_start, p.byte_end);
             prose.chars().take(PARENT_CHARS).collect()
         });
+        // A skill's name is the symbol its opening section defines.
+        let mut defines = row.section.defines.clone();
+        if row.section.parent.is_none() && unit.section == file.first_section && file.kind == RootKind::Skills {
+            defines.extend(meta("name").map(str::to_string));
+        }
         UnitText {
             heading: row.section.heading.clone(),
             context: context.join("\n"),
@@ -149,12 +160,14 @@ impl UnitText {
             code,
             symbols: row.section.mentions.join("\n"),
             parent,
+            defines: defines.join("\n"),
         }
     }
 
     /// (field name, text) pairs, in [`TEXT_FIELDS`] order.
-    pub fn fields(&self) -> [(&'static str, &str); 7] {
+    pub fn fields(&self) -> [(&'static str, &str); 8] {
         [
+            ("defines", &self.defines),
             ("parent", &self.parent),
             ("heading", &self.heading),
             ("context", &self.context),

@@ -25,13 +25,14 @@ use fabdex_model::records::{CodeBlock, Diagnostic, LinkKind, MdExtraction, MdLin
 use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEnd};
 
 pub use anchor::github_anchor;
+pub use fabdex_model::records::symbol_name;
 pub use spans::{CodeSpanRef, classify_code_span};
 
 /// Sections with more chars than this are split into addressable parts.
 pub const SPLIT_CHARS: usize = 12_000;
 
 /// Version of the extraction output; bump when the output for the same input changes.
-pub const EXTRACTOR_VERSION: u32 = 3;
+pub const EXTRACTOR_VERSION: u32 = 4;
 
 /// Extract sections, links and metadata from the text of one Markdown file.
 pub fn extract(text: &str) -> MdExtraction {
@@ -65,6 +66,10 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
     let mut mentions: Vec<(usize, String)> = Vec::new();
     let mut links: Vec<(usize, MdLink)> = Vec::new();
     let mut html_anchors: Vec<(usize, String)> = Vec::new();
+    let mut table_definitions: Vec<(usize, String)> = Vec::new();
+    // Inside a table body row's first cell.
+    let mut in_table_head = false;
+    let mut cell_index: Option<usize> = None;
 
     let mut in_heading: Option<Heading> = None;
     let mut in_link: Option<(usize, MdLink)> = None;
@@ -110,6 +115,10 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                 });
             }
             Event::End(TagEnd::CodeBlock) => in_code_block = false,
+            Event::Start(Tag::TableHead) => in_table_head = true,
+            Event::End(TagEnd::TableHead) => in_table_head = false,
+            Event::Start(Tag::TableRow) => cell_index = None,
+            Event::Start(Tag::TableCell) => cell_index = Some(cell_index.map_or(0, |i| i + 1)),
             Event::Start(Tag::Link { link_type, dest_url, .. }) => {
                 let kind = match link_type {
                     LinkType::Inline => LinkKind::Inline,
@@ -146,6 +155,9 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                 }
             }
             Event::Code(code) => {
+                if !in_table_head && cell_index == Some(0) {
+                    table_definitions.push((range.start, code.trim().to_string()));
+                }
                 if let Some(h) = in_heading.as_mut() {
                     h.text.push_str(&code);
                 }
@@ -248,6 +260,7 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
             parts,
             code_blocks: Vec::new(),
             mentions: Vec::new(),
+            defines: heading.map(|i| headings[i].text.as_str()).and_then(symbol_name).into_iter().collect(),
             html_anchors: Vec::new(),
         });
     }
@@ -269,6 +282,14 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
     for (idx, cb) in assignments {
         if let Some(section) = out.sections.get_mut(idx) {
             section.code_blocks.push(cb);
+        }
+    }
+    for (at, code) in table_definitions {
+        let idx = out_section_index(&out.sections, at);
+        if let (Some(name), Some(section)) = (symbol_name(&code), out.sections.get_mut(idx))
+            && !section.defines.contains(&name)
+        {
+            section.defines.push(name);
         }
     }
     for (at, id) in html_anchors {

@@ -28,6 +28,29 @@ fn sections_anchors_and_paths() {
 }
 
 #[test]
+fn symbol_names_from_headings_and_definition_tables() {
+    for (text, want) in [
+        ("wish()", Some("wish")),
+        ("`Writable<>`", Some("Writable")),
+        ("fetchJson<T>", Some("fetchJson")),
+        ("generateObject", Some("generateObject")),
+        ("[UI]", Some("UI")),
+        ("cf.view", Some("cf.view")),
+        ("Overview", None),
+        ("Result Shape", None),
+        ("Why (not) this", None),
+        ("1. Install", None),
+    ] {
+        assert_eq!(symbol_name(text).as_deref(), want, "{text}");
+    }
+    let out = extract(
+        "# A\n\n## `wish()`\n\n| Name | Does |\n|---|---|\n| `computed()` | derives |\n| `ifElse` | picks |\n| plain | no |\n",
+    );
+    assert_eq!(out.sections[1].defines, ["wish", "computed", "ifElse"]);
+    assert!(out.sections[0].defines.is_empty());
+}
+
+#[test]
 fn html_anchors_belong_to_their_section() {
     let out = extract("# A\n\n<a id=\"dau\"></a>\n\ntext <a name='x-y'>x</a> <abbr id=\"no\">n</abbr>\n\n# B\n");
     assert_eq!(out.sections[0].html_anchors, ["dau", "x-y"]);

@@ -63,6 +63,11 @@ pub struct MdSection {
     /// Inline code spans, in order, deduplicated.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub mentions: Vec<String>,
+    /// API symbols this section defines: its heading when the heading is an
+    /// identifier (`wish()`, `Writable<>`, `fetchJson\<T\>`), and the code
+    /// spans in the first column of its definition tables. Bare names, as written.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub defines: Vec<String>,
     /// HTML anchors (`<a id="x">`, `<a name="x">`) inside the section; links
     /// to `#x` lead here.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
@@ -232,4 +237,36 @@ pub fn is_historical(metadata: &BTreeMap<String, serde_json::Value>) -> bool {
         || status.eq_ignore_ascii_case("superseded")
         || metadata.contains_key("superseded-by")
         || metadata.contains_key("superseded_by")
+}
+
+/// The API name a heading or table cell defines, when it is written as an
+/// identifier: `wish()`, `Writable<>`, `fetchJson<T>`, `cf.view`, `[UI]`.
+pub fn symbol_name(text: &str) -> Option<String> {
+    let t = text.trim().trim_matches('`').trim();
+    let t = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')).unwrap_or(t);
+    let base = match t.find(['(', '<']) {
+        Some(i) => {
+            let tail = &t[i..];
+            let ok = tail.ends_with("()")
+                || tail.ends_with('>') && tail.starts_with('<')
+                || tail.starts_with('(') && tail.ends_with(')');
+            if !ok {
+                return None;
+            }
+            &t[..i]
+        }
+        None => t,
+    };
+    let mut chars = base.chars();
+    let first = chars.next()?;
+    let ident = (first.is_ascii_alphabetic() || first == '_' || first == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.'))
+        && !base.ends_with('.');
+    // A plain word heading ("Overview") is not a symbol; an identifier-shaped
+    // one needs call/generic syntax, inner capitals, `_`, `.`, or all caps.
+    let shaped = base.len() < t.len()
+        || base.chars().skip(1).any(|c| c.is_ascii_uppercase())
+        || base.contains(['_', '.', '$'])
+        || (base.len() > 1 && base.chars().all(|c| c.is_ascii_uppercase() || c == '_'));
+    (ident && shaped).then(|| base.to_string())
 }

@@ -15,7 +15,7 @@ use tantivy::{DocId, Score, SegmentReader, TantivyDocument, Term};
 use crate::{Engine, QueryError};
 
 /// Field weights: a word in a section's own heading counts three times a word in its body.
-pub const FIELD_WEIGHTS: [(&str, f32); 7] = [
+pub const FIELD_WEIGHTS: [(&str, f32); 8] = [
     ("heading", 3.0),
     ("context", 1.2),
     ("path", 1.0),
@@ -23,7 +23,11 @@ pub const FIELD_WEIGHTS: [(&str, f32); 7] = [
     ("code", 0.5),
     ("symbols", 1.5),
     ("parent", PARENT_WEIGHT),
+    ("defines", DEFINES_WEIGHT),
 ];
+
+/// Weight of the symbols a section defines (the symbol-table lever).
+pub const DEFINES_WEIGHT: f32 = 3.0;
 
 /// Weight of the parent's prose (the parent-intro lever); 0 turns it off.
 pub const PARENT_WEIGHT: f32 = 0.4;
@@ -179,6 +183,7 @@ impl Engine {
             "body" => f.body,
             "code" => f.code,
             "parent" => f.parent,
+            "defines" => f.defines,
             _ => f.symbols,
         };
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
