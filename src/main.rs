@@ -15,7 +15,8 @@ use serde::Serialize;
 #[derive(Parser)]
 #[command(name = "fabdex", version, about = "Index Common Fabric docs and answer bounded, addressable queries")]
 struct Cli {
-    /// Index directory (default: $FABDEX_INDEX, or the config's `index.out`, or `.fabdex`).
+    /// Index directory (default: $FABDEX_INDEX, else `.fabdex`). `fabdex index` writes to
+    /// --out, else this, else the config's `index.out`, else `.fabdex`.
     #[arg(long, global = true, env = "FABDEX_INDEX")]
     index: Option<PathBuf>,
     /// Print JSON instead of text.
@@ -153,6 +154,7 @@ fn run(cli: Cli) -> Result<()> {
             let dir = out.or(cli.index).or(config.index.out.clone()).unwrap_or_else(|| PathBuf::from(".fabdex"));
             let mut opts = BuildOptions::new(dir);
             opts.progress = !cli.json;
+            opts.keep_snapshots = config.index.keep_snapshots;
             let report = fabdex_index::build(&config, &opts)?;
             if cli.json { print_json(&report) } else { print_report(&report) }
         }
@@ -327,7 +329,7 @@ fn print_report(r: &IndexReport) -> Result<()> {
     for u in r.unresolved_links.iter().take(20) {
         println!("unresolved link in {} line {}: `{}` ({})", u.from, u.line, u.dest, u.reason);
     }
-    if r.unresolved_links.len() > 20 || r.skipped.len() > 5 {
+    if r.unresolved_links.len() > 20 || r.skipped.len() > 5 || r.diagnostics.len() > 20 {
         println!("full report: {}/snapshots/{}/report.json (or run with --json)", r.index_dir, r.snapshot_id);
     }
     Ok(())

@@ -352,3 +352,30 @@ fn questions_naming_an_api_identifier_put_its_defining_section_first() {
     let glance = snap.docs.sections.iter().find(|s| s.address.ends_with("api-reference.md#at-a-glance")).unwrap();
     assert!(glance.section.defines.iter().any(|d| d == "navigateTo"), "{:?}", glance.section.defines);
 }
+
+#[test]
+fn a_new_unindexed_file_changes_link_resolution_and_the_snapshot() {
+    let ws = Workspace::with_corpus();
+    let first = ws.build();
+    let unresolved = |r: &fabdex_index::IndexReport| r.unresolved_links.iter().filter(|u| u.dest == "shared/").count();
+    assert!(unresolved(&first) > 0, "the corpus mentions `shared/` before it exists");
+    fs::create_dir_all(ws.path("docs/shared")).unwrap();
+    fs::write(ws.path("docs/shared/units.json"), "{}").unwrap();
+    let second = ws.build();
+    assert_ne!(second.snapshot_id, first.snapshot_id, "a file seen but not indexed still changes the snapshot");
+    assert!(!second.unchanged);
+    assert_eq!(unresolved(&second), 0);
+    assert!(second.skipped.iter().any(|s| s.path == "shared/units.json" && s.reason.contains("unsupported file type")));
+}
+
+#[test]
+fn outline_of_an_address_is_exactly_that_file() {
+    let ws = Workspace::with_corpus();
+    fs::write(ws.path("docs/FAQ.md.old.md"), "# Old\n").unwrap();
+    ws.build();
+    let engine = ws.engine();
+    assert_eq!(engine.outline("doc:docs/FAQ.md").unwrap().files, 1);
+    assert_eq!(engine.outline("docs/FAQ.md").unwrap().files, 2, "a plain prefix is a string prefix");
+    let err = engine.read("doc:docs/FAQ.mdx", None, None).unwrap_err().to_string();
+    assert!(err.contains("`doc:docs/FAQ.md`"), "suggestions are pasteable addresses: {err}");
+}

@@ -5,7 +5,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
+
+use crate::snapshot::CorruptSnapshot;
 use fabdex_model::digest::{digest_bytes, digest_hex};
 
 pub struct BlobStore {
@@ -46,13 +48,15 @@ impl BlobStore {
     /// The bytes stored under `digest`, checked against it.
     pub fn get(&self, digest: &str) -> Result<Vec<u8>> {
         let path = self.path_of(digest)?;
-        let bytes =
-            fs::read(&path).with_context(|| format!("blob `{}` is missing from the snapshot", path.display()))?;
+        let bytes = fs::read(&path).map_err(|e| {
+            CorruptSnapshot(format!("snapshot is corrupted: blob `{}` cannot be read ({e})", path.display()))
+        })?;
         if digest_bytes(&bytes) != digest {
-            bail!(
+            return Err(CorruptSnapshot(format!(
                 "snapshot is corrupted: blob `{}` does not match its digest {digest}; re-run `fabdex index`",
                 path.display()
-            );
+            ))
+            .into());
         }
         Ok(bytes)
     }

@@ -162,7 +162,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     phases.insert("read_extract".into(), lap(&mut clock));
 
     // Same sources as an intact published snapshot: re-publish it as it is.
-    let id = snapshot_id(config, &files);
+    let id = snapshot_id(config, &files, &seen, &skipped);
     if layout.snapshot(&id).exists() && verify_all(&layout.snapshot(&id)).is_ok() {
         let mut report: IndexReport = crate::snapshot::read_json(&layout.snapshot(&id).join("report.json"))?;
         report.unchanged = true;
@@ -291,6 +291,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
     ));
     let result = write_snapshot(
+        &id,
         &staging,
         &layout,
         config,
@@ -309,6 +310,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
             return Err(e);
         }
     };
+    lap(&mut clock);
     report.unchanged = publish(&layout, &staging, &manifest.snapshot_id)?;
     phases.insert("publish".into(), lap(&mut clock));
     report.phases_ms = phases;
@@ -333,7 +335,7 @@ fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, cache_dir: &P
     let root = &config.roots[c.root];
     match (c.file_type, root.kind) {
         (FileType::Markdown, _) => {}
-        (FileType::TypeScript, None | Some(RootKind::Patterns)) => {
+        (FileType::TypeScript, _) => {
             return skip(
                 &root.name,
                 &c.path,
@@ -396,6 +398,7 @@ fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, cache_dir: &P
 
 #[allow(clippy::too_many_arguments)]
 fn write_snapshot(
+    id: &str,
     staging: &Path,
     layout: &IndexLayout,
     config: &Config,
@@ -462,7 +465,7 @@ fn write_snapshot(
             bytes: f.text.len() as u64,
         })
         .collect();
-    let snapshot_id = snapshot_id(config, files);
+    let snapshot_id = id.to_string();
 
     counts.files = files.len() as u64;
     counts.bytes = files.iter().map(|f| f.text.len() as u64).sum();
@@ -475,6 +478,8 @@ fn write_snapshot(
 
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
+        extractor_version: fabdex_md::EXTRACTOR_VERSION,
+        search_version: SEARCH_VERSION,
         snapshot_id: snapshot_id.clone(),
         created_unix: SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
         fabdex_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -514,7 +519,9 @@ fn write_snapshot(
 
 /// The snapshot id: a digest of the format versions, the roots and every
 /// indexed file's path and digest. Same sources, same id.
-fn snapshot_id(config: &Config, files: &[ReadFile]) -> String {
+/// Also covers every file seen and every skip: they change link resolution
+/// and the report even when no indexed file changed.
+fn snapshot_id(config: &Config, files: &[ReadFile], seen: &[HashSet<String>], skipped: &[Skipped]) -> String {
     let mut h = blake3::Hasher::new();
     h.update(
         format!("format {FORMAT_VERSION} md {} search {SEARCH_VERSION}\n", fabdex_md::EXTRACTOR_VERSION).as_bytes(),
@@ -526,6 +533,16 @@ fn snapshot_id(config: &Config, files: &[ReadFile]) -> String {
         h.update(
             format!("file {}/{} {}\n", config.roots[f.candidate.root].name, f.candidate.path, f.digest).as_bytes(),
         );
+    }
+    for (root, paths) in config.roots.iter().zip(seen) {
+        let mut paths: Vec<&String> = paths.iter().collect();
+        paths.sort();
+        for p in paths {
+            h.update(format!("seen {}/{p}\n", root.name).as_bytes());
+        }
+    }
+    for s in skipped {
+        h.update(format!("skipped {}/{} {}\n", s.root, s.path, s.reason).as_bytes());
     }
     h.finalize().to_hex()[..16].to_string()
 }
@@ -599,8 +616,22 @@ pub fn verify_all(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Remove old snapshots, keeping the current one and the `keep` newest others.
+/// Remove old snapshots (keeping the current one and the `keep` newest
+/// others), staging folders of builds that died more than an hour ago, and
+/// extraction caches of other extractor versions.
 fn gc(layout: &IndexLayout, current: &str, keep: usize) {
+    let hour_ago = SystemTime::now() - std::time::Duration::from_secs(3600);
+    for entry in fs::read_dir(layout.staging()).into_iter().flatten().flatten() {
+        if entry.metadata().and_then(|m| m.modified()).is_ok_and(|t| t < hour_ago) {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+    let live_cache = format!("md-v{}", fabdex_md::EXTRACTOR_VERSION);
+    for entry in fs::read_dir(layout.cache()).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().starts_with("md-v") && entry.file_name() != live_cache.as_str() {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
     let Ok(entries) = fs::read_dir(layout.snapshots()) else {
         return;
     };

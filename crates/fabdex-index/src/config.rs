@@ -26,11 +26,18 @@ pub struct IndexSettings {
     pub out: Option<PathBuf>,
     #[serde(default = "default_max_file_bytes")]
     pub max_file_bytes: u64,
+    /// Older snapshots kept besides the published one.
+    #[serde(default = "default_keep_snapshots")]
+    pub keep_snapshots: usize,
+}
+
+fn default_keep_snapshots() -> usize {
+    2
 }
 
 impl Default for IndexSettings {
     fn default() -> Self {
-        IndexSettings { out: None, max_file_bytes: DEFAULT_MAX_FILE_BYTES }
+        IndexSettings { out: None, max_file_bytes: DEFAULT_MAX_FILE_BYTES, keep_snapshots: default_keep_snapshots() }
     }
 }
 

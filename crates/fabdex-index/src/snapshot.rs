@@ -13,6 +13,12 @@ use serde::{Deserialize, Serialize};
 use crate::blobs::BlobStore;
 use crate::search_schema;
 
+/// A snapshot failed an integrity check (digest mismatch, missing file). Query
+/// layers tell it apart from "no snapshot" by downcasting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CorruptSnapshot(pub String);
+
 /// Version of the snapshot layout and tables; a reader refuses other versions.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -85,6 +91,11 @@ pub struct Counts {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub format_version: u32,
+    /// `fabdex-md`'s extractor version and the search-index version the snapshot was built with.
+    #[serde(default)]
+    pub extractor_version: u32,
+    #[serde(default)]
+    pub search_version: u32,
     pub snapshot_id: String,
     pub created_unix: u64,
     pub fabdex_version: String,
@@ -183,7 +194,12 @@ impl Snapshot {
             serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", docs_path.display()))?;
         for (name, digest) in &manifest.search_files {
             let path = dir.join("search").join(name);
-            let bytes = fs::read(&path).with_context(|| format!("snapshot is missing `{}`", path.display()))?;
+            let bytes = fs::read(&path).map_err(|e| {
+                CorruptSnapshot(format!(
+                    "snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`",
+                    path.display()
+                ))
+            })?;
             check_digest(&path, &bytes, Some(digest))?;
         }
         let search = tantivy::Index::open_in_dir(dir.join("search"))
@@ -210,10 +226,14 @@ fn check_digest(path: &Path, bytes: &[u8], expected: Option<&String>) -> Result<
     let actual = digest_bytes(bytes);
     match expected {
         Some(e) if *e == actual => Ok(()),
-        Some(e) => bail!(
+        Some(e) => Err(CorruptSnapshot(format!(
             "snapshot is corrupted: `{}` has digest {actual} but the manifest records {e}; re-run `fabdex index`",
             path.display()
-        ),
-        None => bail!("snapshot is corrupted: `{}` is not listed in the manifest", path.display()),
+        ))
+        .into()),
+        None => {
+            Err(CorruptSnapshot(format!("snapshot is corrupted: `{}` is not listed in the manifest", path.display()))
+                .into())
+        }
     }
 }

@@ -22,7 +22,11 @@ pub enum QueryError {
 impl QueryError {
     pub(crate) fn from_open(err: anyhow::Error) -> QueryError {
         let message = format!("{err:#}");
-        if message.contains("corrupted") { QueryError::Corrupt(message) } else { QueryError::NoSnapshot(message) }
+        if err.chain().any(|e| e.is::<fabdex_index::CorruptSnapshot>()) {
+            QueryError::Corrupt(message)
+        } else {
+            QueryError::NoSnapshot(message)
+        }
     }
 
     /// Stable machine-readable kind.

@@ -70,7 +70,9 @@ impl Engine {
     /// with `prefix`, or of the file a `doc:` address names.
     pub fn outline(&self, prefix: &str) -> Result<Outline, QueryError> {
         let prefix = prefix.trim();
-        let wanted = if prefix.starts_with("doc:") {
+        // A `doc:` address names exactly one file; anything else is a string prefix.
+        let exact = prefix.starts_with("doc:");
+        let wanted = if exact {
             let doc = parse_doc(prefix)?;
             self.file_index(&doc.root, &doc.path)?;
             doc.file_key()
@@ -84,9 +86,12 @@ impl Engine {
             .iter()
             .enumerate()
             .filter(|(_, f)| {
-                wanted.is_empty()
-                    || format!("{}/{}", f.root, f.path).starts_with(&wanted)
-                    || f.path.starts_with(&wanted)
+                let key = format!("{}/{}", f.root, f.path);
+                if exact {
+                    key == wanted
+                } else {
+                    wanted.is_empty() || key.starts_with(&wanted) || f.path.starts_with(&wanted)
+                }
             })
             .map(|(i, _)| i as u32)
             .collect();

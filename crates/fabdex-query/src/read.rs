@@ -113,7 +113,10 @@ impl Engine {
             )));
         }
         let in_root = self.snap.docs.files.iter().filter(|f| f.root == root).map(|f| f.path.as_str());
-        Err(QueryError::NotFound(format!("no indexed file `{root}/{path}`{}", suggest(path, in_root, ""))))
+        Err(QueryError::NotFound(format!(
+            "no indexed file `{root}/{path}`{}",
+            suggest(path, in_root, &format!("doc:{root}/"))
+        )))
     }
 }
 
