@@ -174,8 +174,8 @@ fn the_one_broken_link_is_reported_and_links_cross_roots() {
 fn addresses_survive_editing_another_file() {
     let ws = Workspace::with_corpus();
     ws.build();
-    let before: Vec<(String, String)> = {
-        let engine = ws.engine();
+    // Every section of an untouched file: its address and the digest of its text.
+    let sections_of_wish = |engine: &Engine| -> Vec<(String, String)> {
         let outline = engine.outline("docs/common/conventions/wish.md").unwrap();
         outline
             .sections
@@ -183,6 +183,7 @@ fn addresses_survive_editing_another_file() {
             .map(|r| (r.address.clone(), engine.read(&r.address, None, None).unwrap().digest))
             .collect()
     };
+    let before = sections_of_wish(&ws.engine());
     let other = ws.path("docs/common/concepts/handler.md");
     let text = fs::read_to_string(&other).unwrap();
     fs::write(&other, format!("# A New First Heading\n\nInserted above everything.\n\n{text}")).unwrap();
@@ -190,14 +191,7 @@ fn addresses_survive_editing_another_file() {
     assert!(!report.unchanged);
     assert_eq!(report.extracted, 1, "only the edited file is extracted again");
     let engine = ws.engine();
-    let after: Vec<(String, String)> = {
-        let outline = engine.outline("docs/common/conventions/wish.md").unwrap();
-        outline
-            .sections
-            .iter()
-            .map(|r| (r.address.clone(), engine.read(&r.address, None, None).unwrap().digest))
-            .collect()
-    };
+    let after = sections_of_wish(&engine);
     assert_eq!(before, after);
     assert!(engine.read("doc:docs/common/concepts/handler.md#a-new-first-heading", None, None).is_ok());
 }
