@@ -292,6 +292,14 @@ fn corruption_is_detected_by_digest_without_panics() {
     let err = Engine::open_index(&ws.index_dir()).err().unwrap();
     assert!(matches!(err, QueryError::Corrupt(_)), "{err}");
     assert!(err.to_string().contains("tables/docs.json"), "{err}");
+    // A missing table is corruption too; a snapshot of another search version is stale.
+    fs::remove_file(&table).unwrap();
+    assert!(matches!(Engine::open_index(&ws.index_dir()).err().unwrap(), QueryError::Corrupt(_)));
+    let manifest_path = snap_dir.join("manifest.json");
+    let manifest = fs::read_to_string(&manifest_path).unwrap();
+    fs::write(&manifest_path, manifest.replace("\"search_version\": 4", "\"search_version\": 3")).unwrap();
+    let err = Engine::open_index(&ws.index_dir()).err().unwrap();
+    assert!(matches!(err, QueryError::NoSnapshot(_)) && err.to_string().contains("search version 3"), "{err}");
     // Re-indexing replaces the corrupted snapshot even though its id is unchanged.
     let again = ws.build();
     assert_eq!(again.snapshot_id, report.snapshot_id);

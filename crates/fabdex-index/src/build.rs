@@ -21,11 +21,10 @@ use crate::blobs::BlobStore;
 use crate::config::Config;
 use crate::links::Resolver;
 use crate::search_schema::{self, UnitText, expand_identifiers};
-use crate::snapshot::{Counts, FORMAT_VERSION, IndexLayout, Manifest, ManifestFile, ManifestRoot, Snapshot, units_of};
+use crate::snapshot::{
+    Counts, FORMAT_VERSION, IndexLayout, Manifest, ManifestFile, ManifestRoot, SEARCH_VERSION, Snapshot, units_of,
+};
 use crate::walk::{Candidate, FileType, Skipped, walk_root};
-
-/// Version of the search-index content; part of the snapshot id.
-const SEARCH_VERSION: u32 = 4;
 
 #[derive(Debug, Clone)]
 pub struct BuildOptions {

@@ -22,6 +22,10 @@ pub struct CorruptSnapshot(pub String);
 /// Version of the snapshot layout and tables; a reader refuses other versions.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// Version of the search-index fields and analysis; part of the snapshot id,
+/// and a reader refuses a snapshot built with another.
+pub const SEARCH_VERSION: u32 = 4;
+
 /// Paths inside an index directory.
 #[derive(Debug, Clone)]
 pub struct IndexLayout {
@@ -187,8 +191,20 @@ impl Snapshot {
                 manifest.format_version
             );
         }
+        if manifest.search_version != SEARCH_VERSION {
+            bail!(
+                "snapshot `{}` was built by another fabdex (search version {}, this one reads {SEARCH_VERSION}); re-run `fabdex index`",
+                dir.display(),
+                manifest.search_version
+            );
+        }
         let docs_path = dir.join("tables/docs.json");
-        let bytes = fs::read(&docs_path).with_context(|| format!("cannot read `{}`", docs_path.display()))?;
+        let bytes = fs::read(&docs_path).map_err(|e| {
+            CorruptSnapshot(format!(
+                "snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`",
+                docs_path.display()
+            ))
+        })?;
         check_digest(&docs_path, &bytes, manifest.tables.get("tables/docs.json"))?;
         let docs: DocsTable =
             serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", docs_path.display()))?;
