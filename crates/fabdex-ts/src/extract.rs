@@ -213,8 +213,17 @@ fn import_kind(spec: &str) -> ImportKind {
     }
 }
 
-/// Extract one file. `path` decides TSX (`.tsx`) or TS syntax.
-pub fn extract(path: &str, text: &str) -> TsExtraction {
+/// One parsed file: its module (when swc could parse it), comments, source
+/// map and parse diagnostics.
+pub struct Parsed {
+    pub module: Option<Module>,
+    pub comments: SingleThreadedComments,
+    pub cm: Lrc<SourceMap>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Parse one file. `path` decides TSX (`.tsx`) or TS syntax.
+pub fn parse(path: &str, text: &str) -> Parsed {
     let cm: Lrc<SourceMap> = Default::default();
     let fm = cm.new_source_file(Lrc::new(FileName::Custom(path.to_string())), text.to_string());
     let comments = SingleThreadedComments::default();
@@ -225,24 +234,32 @@ pub fn extract(path: &str, text: &str) -> TsExtraction {
     });
     let mut errors = Vec::new();
     let parsed = parse_file_as_module(&fm, syntax, EsVersion::latest(), Some(&comments), &mut errors);
-    let mut out = TsExtraction::default();
     let diag = |span: Span, message: String| {
         let loc = cm.lookup_char_pos(span.lo);
         Diagnostic { line: loc.line as u32, column: loc.col_display as u32 + 1, message }
     };
-    for e in &errors {
-        out.diagnostics.push(diag(e.span(), e.kind().msg().into_owned()));
-    }
+    let mut diagnostics: Vec<Diagnostic> = errors.iter().map(|e| diag(e.span(), e.kind().msg().into_owned())).collect();
     let module = match parsed {
-        Ok(m) => m,
+        Ok(m) => Some(m),
         Err(e) => {
-            out.diagnostics.push(diag(e.span(), e.kind().msg().into_owned()));
-            out.parse_failed = true;
-            return out;
+            diagnostics.push(diag(e.span(), e.kind().msg().into_owned()));
+            None
         }
     };
-    let mut ctx = Ctx { cm: &cm, comments: &comments, text, pattern_fns: Vec::new(), handler_fns: Vec::new() };
-    collect_imports(&ctx, &module, &mut out);
+    Parsed { module, comments, cm, diagnostics }
+}
+
+/// Extract one file. `path` decides TSX (`.tsx`) or TS syntax.
+pub fn extract(path: &str, text: &str) -> TsExtraction {
+    let parsed = parse(path, text);
+    let mut out = TsExtraction { diagnostics: parsed.diagnostics.clone(), ..Default::default() };
+    let Some(module) = &parsed.module else {
+        out.parse_failed = true;
+        return out;
+    };
+    let (cm, comments) = (&parsed.cm, &parsed.comments);
+    let mut ctx = Ctx { cm, comments, text, pattern_fns: Vec::new(), handler_fns: Vec::new() };
+    collect_imports(&ctx, module, &mut out);
     for imp in out.imports.iter().filter(|i| i.kind == ImportKind::Runtime) {
         for n in &imp.names {
             match n.imported.as_str() {
@@ -252,7 +269,7 @@ pub fn extract(path: &str, text: &str) -> TsExtraction {
             }
         }
     }
-    collect_exports(&ctx, &module, &mut out);
+    collect_exports(&ctx, module, &mut out);
     out
 }
 

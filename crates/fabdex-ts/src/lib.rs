@@ -12,7 +12,10 @@
 
 pub mod cf_spec;
 mod extract;
+pub mod program;
+pub mod schema;
 
 pub use extract::{
-    ExportKind, ExportRecord, ImportKind, ImportRecord, ImportedName, PatternRecord, TsExtraction, extract,
+    ExportKind, ExportRecord, ImportKind, ImportRecord, ImportedName, Parsed, PatternRecord, TsExtraction, extract,
+    parse,
 };

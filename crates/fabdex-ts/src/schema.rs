@@ -1,0 +1,802 @@
+//! Contracts: TypeScript types → JSON Schema, following the platform
+//! compiler's rules (`docs/specs/schema-generator/ts_to_json_schema_mapping.md`
+//! in the Common Fabric docs) as far as they can be applied to syntax alone:
+//!
+//! - named interfaces, enums and aliases of object/union types hoist into
+//!   `$defs` and are referenced with `$ref`; roots stay inline;
+//! - `Writable`/`Cell`/`ReadonlyCell`/`WriteonlyCell`/`ComparableCell`/
+//!   `OpaqueCell`/`Stream`/`SqliteDb` prepend their brand to `asCell`, `void`
+//!   is `{asCell: ["opaque"]}`, `Reactive<T>` is `T`;
+//! - `Default<T, V>` and `T | Default<V>` add `default`;
+//! - optional properties leave `required`; functions are dropped unless they
+//!   return a `Stream`/`Cell`/`SqliteDb`;
+//! - `[NAME]`/`[UI]` become `$NAME`/`$UI`; `VNode` is its `$ref`;
+//! - JSDoc becomes `description`, and `#hashtags` in it become `tags`.
+//!
+//! There is no type checker here: what needs one (inferred types, generic
+//! instantiation, `typeof`, mapped and conditional types) is reported in
+//! `unsupported`, never guessed silently.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde_json::{Map, Value, json};
+use swc_common::comments::Comments;
+use swc_common::{BytePos, Spanned};
+use swc_ecma_ast::{
+    Decl, Expr, Lit, ModuleDecl, ModuleItem, Stmt, TsEntityName, TsEnumDecl, TsEnumMemberId, TsInterfaceDecl,
+    TsKeywordTypeKind, TsLit, TsType, TsTypeAliasDecl, TsTypeElement, TsUnionOrIntersectionType,
+};
+
+use crate::extract::Parsed;
+
+pub const VNODE_REF: &str = "https://commonfabric.org/schemas/vnode.json";
+
+fn wrapper_brand(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "Cell" | "Writable" => "cell",
+        "ReadonlyCell" => "readonly",
+        "WriteonlyCell" => "writeonly",
+        "ComparableCell" => "comparable",
+        "OpaqueCell" => "opaque",
+        "Stream" => "stream",
+        "SqliteDb" => "sqlite",
+        _ => return None,
+    })
+}
+
+fn scope_of(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "PerSpace" => "space",
+        "PerUser" => "user",
+        "PerSession" => "session",
+        "PerAny" => "any",
+        _ => return None,
+    })
+}
+
+/// A type declaration found in a program file.
+#[derive(Clone, Copy)]
+enum DeclRef<'a> {
+    Interface(usize, &'a TsInterfaceDecl),
+    Alias(usize, &'a TsTypeAliasDecl),
+    Enum(&'a TsEnumDecl),
+}
+
+/// The type declarations of a program's files, by name (first file wins).
+pub struct TypeEnv<'a> {
+    files: &'a [Parsed],
+    decls: HashMap<String, DeclRef<'a>>,
+}
+
+impl<'a> TypeEnv<'a> {
+    /// `files[0]` should be the entry: its names take precedence.
+    pub fn new(files: &'a [Parsed]) -> TypeEnv<'a> {
+        let mut decls = HashMap::new();
+        for (fi, f) in files.iter().enumerate() {
+            let Some(module) = &f.module else { continue };
+            for item in &module.body {
+                let decl = match item {
+                    ModuleItem::Stmt(Stmt::Decl(d)) => d,
+                    ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => &e.decl,
+                    _ => continue,
+                };
+                let (name, r) = match decl {
+                    Decl::TsInterface(i) => (i.id.sym.to_string(), DeclRef::Interface(fi, i)),
+                    Decl::TsTypeAlias(a) => (a.id.sym.to_string(), DeclRef::Alias(fi, a)),
+                    Decl::TsEnum(e) => (e.id.sym.to_string(), DeclRef::Enum(e)),
+                    _ => continue,
+                };
+                decls.entry(name).or_insert(r);
+            }
+        }
+        TypeEnv { files, decls }
+    }
+
+    fn jsdoc(&self, file: usize, pos: BytePos) -> Option<String> {
+        let comments = self.files[file].comments.get_leading(pos)?;
+        let doc = comments.iter().rev().find(|c| c.text.starts_with('*'))?;
+        let lines: Vec<&str> = doc
+            .text
+            .trim_start_matches('*')
+            .lines()
+            .map(|l| l.trim().trim_start_matches('*').trim())
+            .filter(|l| !l.starts_with('@'))
+            .collect();
+        let text = lines.join("\n").trim().to_string();
+        (!text.is_empty()).then_some(text)
+    }
+}
+
+/// A generated schema and what could not be expressed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generated {
+    pub schema: Value,
+    /// Constructs that need a type checker and were emitted as `{}`.
+    pub unsupported: Vec<String>,
+}
+
+/// Generates one root schema with its `$defs`.
+pub struct SchemaGen<'e, 'a> {
+    env: &'e TypeEnv<'a>,
+    defs: BTreeMap<String, Value>,
+    in_progress: HashSet<String>,
+    referenced: HashSet<String>,
+    unsupported: Vec<String>,
+    /// The file whose syntax is being read (for JSDoc lookups).
+    file: usize,
+}
+
+fn hashtags(text: &str) -> Vec<String> {
+    let mut tags: Vec<String> = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find('#') {
+        let tail = &rest[i + 1..];
+        let tag: String = tail.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if !tag.is_empty() {
+            let tag = tag.to_lowercase();
+            if !tags.contains(&tag) {
+                tags.push(tag);
+            }
+        }
+        rest = &tail[tag.len().min(tail.len())..];
+        if tag.is_empty() && !tail.is_empty() {
+            rest = tail;
+        }
+    }
+    tags
+}
+
+fn describe(schema: &mut Value, doc: Option<String>) {
+    let (Some(doc), Value::Object(map)) = (doc, schema) else { return };
+    if map.contains_key("description") {
+        return;
+    }
+    let tags = hashtags(&doc);
+    map.insert("description".into(), Value::String(doc));
+    if !tags.is_empty() {
+        map.insert("tags".into(), json!(tags));
+    }
+}
+
+/// The value a type denotes when used as a default (`Default<T, 0>`).
+fn literal_value(t: &TsType) -> Option<Value> {
+    match t {
+        TsType::TsLitType(l) => Some(match &l.lit {
+            TsLit::Str(s) => Value::String(s.value.to_string_lossy().into_owned()),
+            TsLit::Number(n) => num(n.value),
+            TsLit::Bool(b) => Value::Bool(b.value),
+            TsLit::BigInt(b) => json!(b.value.to_string().parse::<f64>().ok()?),
+            TsLit::Tpl(_) => return None,
+        }),
+        TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNullKeyword => Some(Value::Null),
+        TsType::TsTupleType(t) => {
+            t.elem_types.iter().map(|e| literal_value(&e.ty)).collect::<Option<Vec<_>>>().map(Value::Array)
+        }
+        TsType::TsTypeLit(o) => {
+            let mut map = Map::new();
+            for m in &o.members {
+                let TsTypeElement::TsPropertySignature(p) = m else { return None };
+                let key = prop_key(&p.key, p.computed)?;
+                map.insert(key, literal_value(&p.type_ann.as_ref()?.type_ann)?);
+            }
+            Some(Value::Object(map))
+        }
+        TsType::TsParenthesizedType(p) => literal_value(&p.type_ann),
+        TsType::TsTypeRef(r) => match &r.type_name {
+            // `Record<string, never>` is an empty object.
+            TsEntityName::Ident(id) if id.sym == *"Record" => Some(json!({})),
+            _ => None,
+        },
+        TsType::TsArrayType(_) => Some(json!([])),
+        _ => None,
+    }
+}
+
+/// A JS number as JSON: integral values as integers, as JavaScript prints them.
+fn num(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 { json!(v as i64) } else { json!(v) }
+}
+
+fn prop_key(key: &Expr, computed: bool) -> Option<String> {
+    match key {
+        Expr::Ident(id) if computed => Some(format!("${}", id.sym)),
+        Expr::Ident(id) => Some(id.sym.to_string()),
+        Expr::Lit(Lit::Str(s)) => Some(s.value.to_string_lossy().into_owned()),
+        Expr::Lit(Lit::Num(n)) => Some(n.value.to_string()),
+        _ => None,
+    }
+}
+
+fn prepend_brand(mut inner: Value, brand: &str) -> Value {
+    match &mut inner {
+        Value::Bool(true) => json!({ "asCell": [brand] }),
+        Value::Bool(false) => json!({ "asCell": [brand], "not": true }),
+        Value::Object(map) => {
+            let entry = map.entry("asCell").or_insert_with(|| json!([]));
+            if let Value::Array(a) = entry {
+                a.insert(0, json!(brand));
+            }
+            inner
+        }
+        _ => inner,
+    }
+}
+
+fn with_key(mut schema: Value, key: &str, value: Value) -> Value {
+    match &mut schema {
+        Value::Object(map) => {
+            map.insert(key.into(), value);
+            schema
+        }
+        Value::Bool(true) => json!({ key: value }),
+        Value::Bool(false) => json!({ "not": true, key: value }),
+        _ => schema,
+    }
+}
+
+/// Merge union members the way the compiler does: nullable pairs become
+/// `anyOf [member, null]`, all-literal unions an `enum`, bare primitive types a
+/// sorted `type` array, everything else `anyOf`.
+fn union_of(members: Vec<Value>, literal_values: Option<Vec<Value>>) -> Value {
+    if let Some(values) = literal_values {
+        let bools: Vec<&Value> = values.iter().filter(|v| v.is_boolean()).collect();
+        if bools.len() == 2 && values.len() == 2 {
+            return json!({ "type": "boolean" });
+        }
+        if bools.len() == 2 && values.len() == 3 && values.contains(&Value::Null) {
+            return json!({ "anyOf": [{ "type": "boolean" }, { "type": "null" }] });
+        }
+        let mut dedup: Vec<Value> = Vec::new();
+        for v in values {
+            if !dedup.contains(&v) {
+                dedup.push(v);
+            }
+        }
+        return json!({ "enum": dedup });
+    }
+    let non_null: Vec<&Value> = members.iter().filter(|m| **m != json!({ "type": "null" })).collect();
+    if non_null.len() == 1 && members.len() == 2 {
+        return json!({ "anyOf": [non_null[0].clone(), { "type": "null" }] });
+    }
+    if members.contains(&Value::Bool(true)) {
+        return Value::Bool(true);
+    }
+    let mut out: Vec<Value> = Vec::new();
+    let mut types: Vec<String> = Vec::new();
+    for m in members {
+        if m == Value::Bool(false) || out.contains(&m) {
+            continue;
+        }
+        if let Some(obj) = m.as_object()
+            && obj.len() == 1
+            && let Some(t) = obj.get("type").and_then(|t| t.as_str())
+        {
+            if !types.iter().any(|x| x == t) {
+                types.push(t.to_string());
+            }
+            continue;
+        }
+        out.push(m);
+    }
+    types.sort();
+    match types.len() {
+        0 => {}
+        1 => out.insert(0, json!({ "type": types[0] })),
+        _ => out.insert(0, json!({ "type": types })),
+    }
+    if out.len() == 1 { out.pop().unwrap() } else { json!({ "anyOf": out }) }
+}
+
+impl<'e, 'a> SchemaGen<'e, 'a> {
+    pub fn new(env: &'e TypeEnv<'a>) -> Self {
+        SchemaGen {
+            env,
+            defs: BTreeMap::new(),
+            in_progress: HashSet::new(),
+            referenced: HashSet::new(),
+            unsupported: Vec::new(),
+            file: 0,
+        }
+    }
+
+    fn unsupported(&mut self, what: String) -> Value {
+        if !self.unsupported.contains(&what) {
+            self.unsupported.push(what);
+        }
+        json!({})
+    }
+
+    /// The schema of a root type with the `$defs` it references.
+    pub fn root(mut self, t: &TsType) -> Generated {
+        let mut schema = match t {
+            TsType::TsTypeRef(r) if r.type_params.is_none() => match &r.type_name {
+                TsEntityName::Ident(id) if self.env.decls.contains_key(id.sym.as_ref()) => {
+                    let name = id.sym.to_string();
+                    self.in_progress.insert(name.clone());
+                    let s = self.named_body(&name);
+                    self.in_progress.remove(&name);
+                    if self.referenced.contains(&name) {
+                        self.defs.insert(name.clone(), s);
+                        json!({ "$ref": format!("#/$defs/{name}") })
+                    } else {
+                        s
+                    }
+                }
+                _ => self.ty(t),
+            },
+            _ => self.ty(t),
+        };
+        // Attach only the definitions the schema reaches.
+        let mut reached: BTreeMap<String, Value> = BTreeMap::new();
+        let mut stack = vec![schema.clone()];
+        while let Some(v) = stack.pop() {
+            collect_refs(&v, &mut |name| {
+                if !reached.contains_key(name)
+                    && let Some(def) = self.defs.get(name)
+                {
+                    reached.insert(name.to_string(), def.clone());
+                    stack.push(def.clone());
+                }
+            });
+        }
+        if !reached.is_empty()
+            && let Value::Object(map) = &mut schema
+        {
+            map.insert("$defs".into(), json!(reached));
+        }
+        Generated { schema, unsupported: self.unsupported }
+    }
+
+    /// The body of a named declaration (not its `$ref`).
+    fn named_body(&mut self, name: &str) -> Value {
+        let decl = self.env.decls[name];
+        let saved = self.file;
+        let out = match decl {
+            DeclRef::Interface(fi, i) => {
+                self.file = fi;
+                let mut s = self.object(
+                    &i.body.body,
+                    &i.extends
+                        .iter()
+                        .filter_map(|e| match &*e.expr {
+                            Expr::Ident(id) => Some(id.sym.to_string()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>(),
+                );
+                describe(&mut s, self.env.jsdoc(fi, i.span.lo).or_else(|| self.export_doc(fi, i.span.lo)));
+                s
+            }
+            DeclRef::Alias(fi, a) => {
+                self.file = fi;
+                let mut s = self.ty(&a.type_ann);
+                describe(&mut s, self.env.jsdoc(fi, a.span.lo).or_else(|| self.export_doc(fi, a.span.lo)));
+                s
+            }
+            DeclRef::Enum(e) => {
+                let values: Vec<Value> = e
+                    .members
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| match m.init.as_deref() {
+                        Some(Expr::Lit(Lit::Str(s))) => Value::String(s.value.to_string_lossy().into_owned()),
+                        Some(Expr::Lit(Lit::Num(n))) => num(n.value),
+                        _ => match &m.id {
+                            TsEnumMemberId::Ident(_) | TsEnumMemberId::Str(_) => json!(i),
+                        },
+                    })
+                    .collect();
+                json!({ "enum": values })
+            }
+        };
+        self.file = saved;
+        out
+    }
+
+    /// JSDoc written before `export` rather than before the declaration.
+    fn export_doc(&self, file: usize, decl_pos: BytePos) -> Option<String> {
+        let module = self.env.files[file].module.as_ref()?;
+        module.body.iter().find_map(|item| match item {
+            ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) if e.decl.span().lo == decl_pos => {
+                self.env.jsdoc(file, e.span.lo)
+            }
+            _ => None,
+        })
+    }
+
+    /// Whether a named declaration hoists into `$defs`.
+    fn hoists(&self, name: &str) -> bool {
+        match self.env.decls[name] {
+            DeclRef::Interface(_, i) => i.type_params.is_none(),
+            DeclRef::Enum(_) => true,
+            DeclRef::Alias(_, a) => {
+                a.type_params.is_none()
+                    && matches!(
+                        &*a.type_ann,
+                        TsType::TsTypeLit(_) | TsType::TsUnionOrIntersectionType(_) | TsType::TsMappedType(_)
+                    )
+            }
+        }
+    }
+
+    fn reference(&mut self, name: &str) -> Value {
+        if !self.hoists(name) {
+            if self.in_progress.contains(name) {
+                return self.unsupported(format!("recursive alias `{name}`"));
+            }
+            self.in_progress.insert(name.to_string());
+            let s = self.named_body(name);
+            self.in_progress.remove(name);
+            return s;
+        }
+        self.referenced.insert(name.to_string());
+        if !self.defs.contains_key(name) && !self.in_progress.contains(name) {
+            self.in_progress.insert(name.to_string());
+            let body = self.named_body(name);
+            self.in_progress.remove(name);
+            self.defs.insert(name.to_string(), body);
+        }
+        json!({ "$ref": format!("#/$defs/{name}") })
+    }
+
+    fn object(&mut self, members: &[TsTypeElement], extends: &[String]) -> Value {
+        let mut properties = Map::new();
+        let mut required: Vec<String> = Vec::new();
+        let mut additional: Option<Value> = None;
+        for base in extends {
+            if self.env.decls.contains_key(base.as_str()) {
+                let saved = self.file;
+                let body = self.named_body(base);
+                self.file = saved;
+                if let Some(props) = body.get("properties").and_then(|p| p.as_object()) {
+                    for (k, v) in props {
+                        properties.insert(k.clone(), v.clone());
+                    }
+                }
+                if let Some(req) = body.get("required").and_then(|r| r.as_array()) {
+                    required.extend(req.iter().filter_map(|r| r.as_str().map(str::to_string)));
+                }
+            } else {
+                self.unsupported(format!("interface extends `{base}`"));
+            }
+        }
+        for m in members {
+            match m {
+                TsTypeElement::TsPropertySignature(p) => {
+                    let Some(key) = prop_key(&p.key, p.computed) else {
+                        self.unsupported("computed property key".into());
+                        continue;
+                    };
+                    let Some(ann) = &p.type_ann else {
+                        properties.insert(key.clone(), Value::Bool(true));
+                        continue;
+                    };
+                    let t = &*ann.type_ann;
+                    let mut schema = match t {
+                        TsType::TsFnOrConstructorType(f) => match self.callable_result(f) {
+                            Some(s) => s,
+                            None => continue,
+                        },
+                        _ => self.ty(t),
+                    };
+                    describe(&mut schema, self.env.jsdoc(self.file, p.span.lo));
+                    let optional = p.optional || is_default_with_undefined(t);
+                    if !optional {
+                        required.retain(|r| r != &key);
+                        required.push(key.clone());
+                    }
+                    properties.insert(key, schema);
+                }
+                TsTypeElement::TsIndexSignature(ix) => {
+                    if let Some(ann) = &ix.type_ann {
+                        additional = Some(self.ty(&ann.type_ann));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out = Map::new();
+        out.insert("type".into(), json!("object"));
+        out.insert("properties".into(), Value::Object(properties));
+        if !required.is_empty() {
+            out.insert("required".into(), json!(required));
+        }
+        if let Some(a) = additional {
+            out.insert("additionalProperties".into(), a);
+        }
+        Value::Object(out)
+    }
+
+    /// A callable property is kept only when it returns a Stream, Cell or SqliteDb.
+    fn callable_result(&mut self, f: &swc_ecma_ast::TsFnOrConstructorType) -> Option<Value> {
+        let swc_ecma_ast::TsFnOrConstructorType::TsFnType(f) = f else { return None };
+        let TsType::TsTypeRef(r) = &*f.type_ann.type_ann else { return None };
+        let TsEntityName::Ident(id) = &r.type_name else { return None };
+        match id.sym.as_ref() {
+            "Stream" => Some(json!({ "asCell": ["stream"] })),
+            "Cell" | "Writable" => Some(json!({ "asCell": ["cell"] })),
+            "SqliteDb" => Some(json!({ "asCell": ["sqlite"] })),
+            _ => None,
+        }
+    }
+
+    pub fn ty(&mut self, t: &TsType) -> Value {
+        use TsKeywordTypeKind as K;
+        match t {
+            TsType::TsKeywordType(k) => match k.kind {
+                K::TsStringKeyword => json!({ "type": "string" }),
+                K::TsNumberKeyword => json!({ "type": "number" }),
+                K::TsBooleanKeyword => json!({ "type": "boolean" }),
+                K::TsBigIntKeyword => json!({ "type": "integer" }),
+                K::TsNullKeyword => json!({ "type": "null" }),
+                K::TsUndefinedKeyword => json!({ "type": "undefined" }),
+                K::TsVoidKeyword => json!({ "asCell": ["opaque"] }),
+                K::TsNeverKeyword => Value::Bool(false),
+                K::TsAnyKeyword => Value::Bool(true),
+                K::TsUnknownKeyword => json!({ "type": "unknown" }),
+                K::TsObjectKeyword => json!({ "type": "object", "additionalProperties": true }),
+                _ => self.unsupported(format!("keyword type {:?}", k.kind)),
+            },
+            TsType::TsLitType(l) => match &l.lit {
+                TsLit::Str(s) => json!({ "type": "string", "enum": [s.value.to_string_lossy()] }),
+                TsLit::Number(n) => json!({ "type": "number", "enum": [num(n.value)] }),
+                TsLit::Bool(b) => json!({ "type": "boolean", "enum": [b.value] }),
+                TsLit::BigInt(_) => json!({ "type": "integer" }),
+                TsLit::Tpl(_) => json!({ "type": "string" }),
+            },
+            TsType::TsArrayType(a) => json!({ "type": "array", "items": self.ty(&a.elem_type) }),
+            TsType::TsTupleType(tu) => {
+                let members: Vec<Value> = tu.elem_types.iter().map(|e| self.ty(&e.ty)).collect();
+                json!({ "type": "array", "items": union_of(members, None) })
+            }
+            TsType::TsParenthesizedType(p) => self.ty(&p.type_ann),
+            TsType::TsOptionalType(o) => self.ty(&o.type_ann),
+            TsType::TsTypeOperator(op) => self.ty(&op.type_ann),
+            TsType::TsTypeLit(o) => self.object(&o.members, &[]),
+            TsType::TsUnionOrIntersectionType(TsUnionOrIntersectionType::TsUnionType(u)) => self.union(&u.types),
+            TsType::TsUnionOrIntersectionType(TsUnionOrIntersectionType::TsIntersectionType(i)) => {
+                let parts: Vec<Value> = i.types.iter().map(|t| self.ty(t)).collect();
+                let mut properties = Map::new();
+                let mut required: Vec<Value> = Vec::new();
+                for p in &parts {
+                    if let Some(props) = p.get("properties").and_then(|x| x.as_object()) {
+                        for (k, v) in props {
+                            properties.entry(k.clone()).or_insert_with(|| v.clone());
+                        }
+                    }
+                    for r in p.get("required").and_then(|x| x.as_array()).into_iter().flatten() {
+                        if !required.contains(r) {
+                            required.push(r.clone());
+                        }
+                    }
+                }
+                let mut out = json!({ "type": "object", "properties": properties });
+                if !required.is_empty() {
+                    out["required"] = json!(required);
+                }
+                out
+            }
+            TsType::TsTypeRef(r) => {
+                let name = match &r.type_name {
+                    TsEntityName::Ident(id) => id.sym.to_string(),
+                    TsEntityName::TsQualifiedName(q) => {
+                        return self.unsupported(format!("qualified type name `{}`", q.right.sym));
+                    }
+                };
+                let args: Vec<&TsType> = r.type_params.iter().flat_map(|p| p.params.iter().map(|b| &**b)).collect();
+                self.type_ref(&name, &args)
+            }
+            TsType::TsFnOrConstructorType(_) => self.unsupported("function type".into()),
+            TsType::TsTypeQuery(_) => self.unsupported("typeof type".into()),
+            TsType::TsIndexedAccessType(_) => self.unsupported("indexed access type".into()),
+            TsType::TsMappedType(_) => self.unsupported("mapped type".into()),
+            TsType::TsConditionalType(_) => json!({}),
+            _ => self.unsupported("type form".into()),
+        }
+    }
+
+    fn type_ref(&mut self, name: &str, args: &[&TsType]) -> Value {
+        if let Some(brand) = wrapper_brand(name) {
+            let inner = match args.first() {
+                Some(t) => self.ty(t),
+                None if brand == "sqlite" => Value::Bool(true),
+                None => Value::Bool(true),
+            };
+            return prepend_brand(inner, brand);
+        }
+        if let Some(scope) = scope_of(name) {
+            let inner = args.first().map_or(Value::Bool(true), |t| self.ty(t));
+            return apply_scope(inner, scope);
+        }
+        match name {
+            "Reactive" => return args.first().map_or(Value::Bool(true), |t| self.ty(t)),
+            "Default" => {
+                let mut s = args.first().map_or(Value::Bool(true), |t| self.ty(t));
+                if let Some(v) = args.get(1).and_then(|t| literal_value(t)) {
+                    s = with_key(s, "default", v);
+                }
+                return s;
+            }
+            "Array" | "ReadonlyArray" => {
+                let items = args.first().map_or(Value::Bool(true), |t| self.ty(t));
+                return json!({ "type": "array", "items": items });
+            }
+            "Record" => {
+                let value = args.get(1).map_or(Value::Bool(true), |t| self.ty(t));
+                return json!({ "type": "object", "additionalProperties": value });
+            }
+            "VNode" | "JSXElement" => return json!({ "$ref": VNODE_REF }),
+            "Date" | "RegExp" | "Uint8Array" => return json!({ "type": "object" }),
+            "URL" => return json!({ "type": "string", "format": "uri" }),
+            _ => {}
+        }
+        if self.env.decls.contains_key(name) {
+            if !args.is_empty() {
+                return self.unsupported(format!("generic instantiation `{name}<…>`"));
+            }
+            return self.reference(name);
+        }
+        self.unsupported(format!("unresolved type `{name}`"))
+    }
+
+    fn union(&mut self, types: &[Box<TsType>]) -> Value {
+        // `T | Default<V>`: the default applies to the union of the other members.
+        let mut default: Option<Value> = None;
+        let mut rest: Vec<&TsType> = Vec::new();
+        for t in types {
+            if let TsType::TsTypeRef(r) = &**t
+                && let TsEntityName::Ident(id) = &r.type_name
+                && id.sym == *"Default"
+            {
+                let args: Vec<&TsType> = r.type_params.iter().flat_map(|p| p.params.iter().map(|b| &**b)).collect();
+                let value_arg = if args.len() == 1 { args[0] } else { args[args.len() - 1] };
+                default = literal_value(value_arg);
+                if args.len() == 2 {
+                    rest.push(args[0]);
+                }
+                continue;
+            }
+            rest.push(t);
+        }
+        let literals: Option<Vec<Value>> = rest
+            .iter()
+            .map(|t| match t {
+                TsType::TsLitType(_) => literal_value(t),
+                TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNullKeyword => Some(Value::Null),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .filter(|v| !v.is_empty() && v.iter().any(|x| !x.is_null()));
+        let schema = if rest.len() == 1 {
+            self.ty(rest[0])
+        } else {
+            let members: Vec<Value> = rest.iter().map(|t| self.ty(t)).collect();
+            union_of(members, literals)
+        };
+        match default {
+            Some(v) => with_key(schema, "default", v),
+            None => schema,
+        }
+    }
+}
+
+fn apply_scope(inner: Value, scope: &str) -> Value {
+    let mut inner = inner;
+    if let Some(Value::Array(cells)) = inner.get_mut("asCell")
+        && let Some(first) = cells.first_mut()
+    {
+        if let Some(kind) = first.as_str() {
+            *first = json!({ "kind": kind, "scope": scope });
+        }
+        return inner;
+    }
+    with_key(inner, "scope", json!(scope))
+}
+
+/// `Default<T | undefined, V>` makes the property optional.
+fn is_default_with_undefined(t: &TsType) -> bool {
+    let TsType::TsTypeRef(r) = t else { return false };
+    let TsEntityName::Ident(id) = &r.type_name else { return false };
+    if id.sym != *"Default" {
+        return false;
+    }
+    r.type_params.as_ref().and_then(|p| p.params.first()).is_some_and(|first| match &**first {
+        TsType::TsUnionOrIntersectionType(TsUnionOrIntersectionType::TsUnionType(u)) => u
+            .types
+            .iter()
+            .any(|t| matches!(&**t, TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsUndefinedKeyword)),
+        _ => false,
+    })
+}
+
+fn collect_refs(v: &Value, f: &mut impl FnMut(&str)) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map {
+                if k == "$ref" {
+                    if let Some(name) = x.as_str().and_then(|s| s.strip_prefix("#/$defs/")) {
+                        f(name);
+                    }
+                } else if k != "$defs" {
+                    collect_refs(x, f);
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_refs(x, f)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::parse;
+
+    fn gen_for(src: &str, ty: &str) -> Value {
+        let files = vec![parse("x.tsx", &format!("{src}\ntype __Root = {ty};\n"))];
+        let env = TypeEnv::new(&files);
+        let DeclRef::Alias(_, a) = env.decls["__Root"] else { unreachable!() };
+        SchemaGen::new(&env).root(&a.type_ann).schema
+    }
+
+    #[test]
+    fn counter_contract_matches_the_compiler() {
+        let src = r#"
+interface CounterInput { value?: Writable<number | Default<0>>; }
+export interface CounterOutput { [NAME]: string; [UI]: VNode; value: number; increment: Stream<void>; decrement: Stream<void>; }
+"#;
+        assert_eq!(
+            gen_for(src, "CounterInput"),
+            json!({"type": "object", "properties": {"value": {"asCell": ["cell"], "default": 0, "type": "number"}}})
+        );
+        assert_eq!(
+            gen_for(src, "CounterOutput"),
+            json!({"type": "object",
+                "properties": {"$NAME": {"type": "string"}, "$UI": {"$ref": VNODE_REF},
+                    "value": {"type": "number"}, "increment": {"asCell": ["stream", "opaque"]}, "decrement": {"asCell": ["stream", "opaque"]}},
+                "required": ["$NAME", "$UI", "value", "increment", "decrement"]})
+        );
+    }
+
+    #[test]
+    fn named_types_hoist_unions_merge_and_docs_become_descriptions() {
+        let src = r#"
+/** One item. #todo */
+interface Item { title: string; done?: boolean; }
+type Mode = "on" | "off";
+interface Root {
+  /** All items. */
+  items: Item[];
+  mode: Mode;
+  note: string | undefined;
+  maybe: Item | null;
+  count: Default<number, 3>;
+  who: PerUser<Writable<string>>;
+  onPick: (x: string) => Stream<string>;
+  helper: (x: number) => number;
+}
+"#;
+        let s = gen_for(src, "Root");
+        assert_eq!(
+            s["properties"]["items"],
+            json!({"type": "array", "items": {"$ref": "#/$defs/Item"}, "description": "All items."})
+        );
+        assert_eq!(s["$defs"]["Item"]["description"], "One item. #todo");
+        assert_eq!(s["$defs"]["Item"]["tags"], json!(["todo"]));
+        assert_eq!(s["$defs"]["Item"]["required"], json!(["title"]));
+        assert_eq!(s["properties"]["mode"], json!({"$ref": "#/$defs/Mode"}));
+        assert_eq!(s["$defs"]["Mode"], json!({"enum": ["on", "off"]}));
+        assert_eq!(s["properties"]["note"], json!({"type": ["string", "undefined"]}));
+        assert_eq!(s["properties"]["maybe"], json!({"anyOf": [{"$ref": "#/$defs/Item"}, {"type": "null"}]}));
+        assert_eq!(s["properties"]["count"], json!({"type": "number", "default": 3}));
+        assert_eq!(s["properties"]["who"], json!({"type": "string", "asCell": [{"kind": "cell", "scope": "user"}]}));
+        assert_eq!(s["properties"]["onPick"], json!({"asCell": ["stream"]}));
+        assert!(s["properties"].get("helper").is_none(), "plain functions are dropped");
+        assert!(!s["required"].as_array().unwrap().contains(&json!("helper")));
+    }
+
+    #[test]
+    fn hashtags_are_lowercased_and_deduplicated() {
+        assert_eq!(hashtags("A #Note about #notes and #note again; # alone"), ["note", "notes"]);
+    }
+}
