@@ -313,8 +313,11 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                 TsEntityName::Ident(id) if self.env.decls.contains_key(id.sym.as_ref()) => {
                     let name = id.sym.to_string();
                     self.in_progress.insert(name.clone());
-                    let s = self.named_body(&name);
+                    let mut s = self.named_body(&name);
                     self.in_progress.remove(&name);
+                    // The root, and only the root, carries its type's JSDoc.
+                    let doc = self.decl_doc(&name);
+                    describe(&mut s, doc);
                     if self.referenced.contains(&name) {
                         self.defs.insert(name.clone(), s);
                         json!({ "$ref": format!("#/$defs/{name}") })
@@ -354,24 +357,19 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         let out = match decl {
             DeclRef::Interface(fi, i) => {
                 self.file = fi;
-                let mut s = self.object(
-                    &i.body.body,
-                    &i.extends
-                        .iter()
-                        .filter_map(|e| match &*e.expr {
-                            Expr::Ident(id) => Some(id.sym.to_string()),
-                            _ => None,
-                        })
-                        .collect::<Vec<_>>(),
-                );
-                describe(&mut s, self.env.jsdoc(fi, i.span.lo).or_else(|| self.export_doc(fi, i.span.lo)));
-                s
+                let extends: Vec<String> = i
+                    .extends
+                    .iter()
+                    .filter_map(|e| match &*e.expr {
+                        Expr::Ident(id) => Some(id.sym.to_string()),
+                        _ => None,
+                    })
+                    .collect();
+                self.object(&i.body.body, &extends)
             }
             DeclRef::Alias(fi, a) => {
                 self.file = fi;
-                let mut s = self.ty(&a.type_ann);
-                describe(&mut s, self.env.jsdoc(fi, a.span.lo).or_else(|| self.export_doc(fi, a.span.lo)));
-                s
+                self.ty(&a.type_ann)
             }
             DeclRef::Enum(e) => {
                 let values: Vec<Value> = e
@@ -391,6 +389,16 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         };
         self.file = saved;
         out
+    }
+
+    /// The JSDoc of a named declaration (before it, or before its `export`).
+    fn decl_doc(&self, name: &str) -> Option<String> {
+        let (fi, pos) = match self.env.decls[name] {
+            DeclRef::Interface(fi, i) => (fi, i.span.lo),
+            DeclRef::Alias(fi, a) => (fi, a.span.lo),
+            DeclRef::Enum(_) => return None,
+        };
+        self.env.jsdoc(fi, pos).or_else(|| self.export_doc(fi, pos))
     }
 
     /// JSDoc written before `export` rather than before the declaration.
@@ -781,8 +789,10 @@ interface Root {
             s["properties"]["items"],
             json!({"type": "array", "items": {"$ref": "#/$defs/Item"}, "description": "All items."})
         );
-        assert_eq!(s["$defs"]["Item"]["description"], "One item. #todo");
-        assert_eq!(s["$defs"]["Item"]["tags"], json!(["todo"]));
+        assert!(s["$defs"]["Item"].get("description").is_none(), "only the root carries its type's JSDoc");
+        let item = gen_for(src, "Item");
+        assert_eq!(item["description"], "One item. #todo");
+        assert_eq!(item["tags"], json!(["todo"]));
         assert_eq!(s["$defs"]["Item"]["required"], json!(["title"]));
         assert_eq!(s["properties"]["mode"], json!({"$ref": "#/$defs/Mode"}));
         assert_eq!(s["$defs"]["Mode"], json!({"enum": ["on", "off"]}));
