@@ -179,7 +179,7 @@ fn main() {
         100.0 * res_ok as f64 / n as f64
     );
     let mut cats: Vec<(String, usize)> = categories.into_iter().collect();
-    cats.sort_by(|a, b| b.1.cmp(&a.1));
+    cats.sort_by_key(|c| std::cmp::Reverse(c.1));
     println!("\nmismatch categories (first difference per schema):");
     for (c, k) in cats.iter().take(25) {
         println!("{k:>5}  {c}");
