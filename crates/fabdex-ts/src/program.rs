@@ -121,7 +121,8 @@ pub fn program_contract(files: &[(String, String)]) -> Contract {
     };
     let mut schema_of = |t: Option<&TsType>, what: &str| -> Option<Value> {
         let t = t?;
-        let g = SchemaGen::new(&env).root(t);
+        let generator = if what == "result" { SchemaGen::for_result(&env) } else { SchemaGen::new(&env) };
+        let g = generator.root(t);
         notes.extend(g.unsupported.into_iter().map(|u| format!("{what}: {u}")));
         Some(g.schema)
     };

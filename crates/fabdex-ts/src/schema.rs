@@ -124,6 +124,9 @@ pub struct SchemaGen<'e, 'a> {
     unsupported: Vec<String>,
     /// The file whose syntax is being read (for JSDoc lookups).
     file: usize,
+    /// Generating a result schema: the compiler drops `cell` brands there
+    /// (a result is read, not written through), keeping streams and opaque.
+    result: bool,
 }
 
 fn hashtags(text: &str) -> Vec<String> {
@@ -296,7 +299,13 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             referenced: HashSet::new(),
             unsupported: Vec::new(),
             file: 0,
+            result: false,
         }
+    }
+
+    /// A generator for result schemas.
+    pub fn for_result(env: &'e TypeEnv<'a>) -> Self {
+        SchemaGen { result: true, ..SchemaGen::new(env) }
     }
 
     fn unsupported(&mut self, what: String) -> Value {
@@ -610,6 +619,9 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                 None if brand == "sqlite" => Value::Bool(true),
                 None => Value::Bool(true),
             };
+            if self.result && brand == "cell" {
+                return inner;
+            }
             return prepend_brand(inner, brand);
         }
         if let Some(scope) = scope_of(name) {
@@ -631,7 +643,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             }
             "Record" => {
                 let value = args.get(1).map_or(Value::Bool(true), |t| self.ty(t));
-                return json!({ "type": "object", "additionalProperties": value });
+                return json!({ "type": "object", "properties": {}, "additionalProperties": value });
             }
             "VNode" | "JSXElement" => return json!({ "$ref": VNODE_REF }),
             "Date" | "RegExp" | "Uint8Array" => return json!({ "type": "object" }),
