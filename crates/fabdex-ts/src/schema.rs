@@ -687,7 +687,23 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             })
             .collect::<Option<Vec<_>>>()
             .filter(|v| !v.is_empty() && v.iter().any(|x| !x.is_null()));
-        let schema = if rest.len() == 1 {
+        let same_type = |vals: &[Value]| -> Option<&'static str> {
+            let t = |v: &Value| match v {
+                Value::String(_) => Some("string"),
+                Value::Number(_) => Some("number"),
+                Value::Bool(_) => Some("boolean"),
+                _ => None,
+            };
+            let first = t(vals.first()?)?;
+            vals.iter().all(|v| t(v) == Some(first)).then_some(first)
+        };
+        let schema = if let (Some(_), Some(values)) = (&default, &literals)
+            && rest.len() > 1
+            && let Some(ty) = same_type(values)
+        {
+            // With a default, literal members merge on the general path: a typed enum.
+            json!({ "type": ty, "enum": values })
+        } else if rest.len() == 1 {
             self.ty(rest[0])
         } else {
             let members: Vec<Value> = rest.iter().map(|t| self.ty(t)).collect();
@@ -791,6 +807,7 @@ interface Root {
   note: string | undefined;
   maybe: Item | null;
   count: Default<number, 3>;
+  kind: "a" | "b" | Default<"a">;
   who: PerUser<Writable<string>>;
   onPick: (x: string) => Stream<string>;
   helper: (x: number) => number;
@@ -811,6 +828,7 @@ interface Root {
         assert_eq!(s["properties"]["note"], json!({"type": ["string", "undefined"]}));
         assert_eq!(s["properties"]["maybe"], json!({"anyOf": [{"$ref": "#/$defs/Item"}, {"type": "null"}]}));
         assert_eq!(s["properties"]["count"], json!({"type": "number", "default": 3}));
+        assert_eq!(s["properties"]["kind"], json!({"type": "string", "enum": ["a", "b"], "default": "a"}));
         assert_eq!(s["properties"]["who"], json!({"type": "string", "asCell": [{"kind": "cell", "scope": "user"}]}));
         assert_eq!(s["properties"]["onPick"], json!({"asCell": ["stream"]}));
         assert!(s["properties"].get("helper").is_none(), "plain functions are dropped");
