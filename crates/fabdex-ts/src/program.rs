@@ -3,7 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use swc_ecma_ast::{Callee, Decl, Expr, ModuleDecl, ModuleItem, Pat, Stmt, TsType};
+use serde_json::json;
+use swc_ecma_ast::{
+    ArrowFunctionBody, CallExpr, Callee, Decl, Expr, Lit, ModuleDecl, ModuleItem, ObjectLit, ObjectPatProp, Pat, Prop,
+    PropName, PropOrSpread, Stmt, TsType,
+};
 
 use crate::extract::{Parsed, parse};
 use crate::schema::{SchemaGen, TypeEnv};
@@ -44,7 +48,9 @@ pub struct Contract {
     pub argument_schema: Option<Value>,
     #[serde(rename = "resultSchema", skip_serializing_if = "Option::is_none")]
     pub result_schema: Option<Value>,
-    /// `"partial"` when part of the contract could not be derived from syntax.
+    /// How the result schema was obtained when it was not written as a type:
+    /// `"complete"` (every returned property inferred) or `"partial"` (see
+    /// `notes`; also set when any part of the contract could not be derived).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inferred: Option<String>,
     /// What could not be expressed, and why.
@@ -53,7 +59,7 @@ pub struct Contract {
 
 /// The `pattern(...)` call the entry default-exports: its type arguments, or
 /// the annotation of its function's parameter when there are none.
-fn pattern_types(parsed: &Parsed) -> Option<(Option<&TsType>, Option<&TsType>)> {
+fn pattern_call(parsed: &Parsed) -> Option<&CallExpr> {
     let module = parsed.module.as_ref()?;
     let mut default_name = None;
     let mut default_call = None;
@@ -89,9 +95,12 @@ fn pattern_types(parsed: &Parsed) -> Option<(Option<&TsType>, Option<&TsType>)> 
     }
     let call = default_call?;
     let Callee::Expr(callee) = &call.callee else { return None };
-    if !matches!(&**callee, Expr::Ident(id) if id.sym == *"pattern") {
-        return None;
-    }
+    matches!(&**callee, Expr::Ident(id) if id.sym == *"pattern").then_some(call)
+}
+
+/// The pattern's input and output types: its type arguments, or the
+/// annotation of its function's parameter when there are none.
+fn pattern_types(call: &CallExpr) -> (Option<&TsType>, Option<&TsType>) {
     let params = call.type_args.as_ref().map(|t| &t.params);
     let input = params.and_then(|p| p.first()).map(|b| &**b);
     let output = params.and_then(|p| p.get(1)).map(|b| &**b);
@@ -103,7 +112,145 @@ fn pattern_types(parsed: &Parsed) -> Option<(Option<&TsType>, Option<&TsType>)> 
             _ => None,
         }
     });
-    Some((input, output))
+    (input, output)
+}
+
+/// The object literal the pattern function returns, and the names it
+/// destructured from its input.
+fn returned_object(call: &CallExpr) -> Option<(&ObjectLit, Vec<String>)> {
+    let Expr::Arrow(arrow) = &*call.args.first()?.expr else { return None };
+    let params: Vec<String> = match arrow.params.first() {
+        Some(Pat::Object(o)) => o
+            .props
+            .iter()
+            .filter_map(|p| match p {
+                ObjectPatProp::Assign(a) => Some(a.key.sym.to_string()),
+                ObjectPatProp::KeyValue(kv) => match &kv.key {
+                    PropName::Ident(i) => Some(i.sym.to_string()),
+                    _ => None,
+                },
+                ObjectPatProp::Rest(_) => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let object = match &*arrow.body {
+        ArrowFunctionBody::Expr(e) => match unparen(e) {
+            Expr::Object(o) => o,
+            _ => return None,
+        },
+        ArrowFunctionBody::FunctionBody(b) => b.stmts.iter().rev().find_map(|s| match s {
+            Stmt::Return(r) => match r.arg.as_deref().map(unparen) {
+                Some(Expr::Object(o)) => Some(o),
+                _ => None,
+            },
+            _ => None,
+        })?,
+    };
+    Some((object, params))
+}
+
+fn unparen(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => unparen(&p.expr),
+        other => other,
+    }
+}
+
+/// The result schema inferred from the returned object, as the compiler
+/// infers it for the cases syntax decides: literals widen to their type, JSX
+/// is a `JSXElement`, and a destructured input field keeps its declared type.
+/// Anything else makes the result partial (listed in the notes).
+fn infer_result(call: &CallExpr, input: Option<&TsType>, env: &TypeEnv) -> (Option<Value>, Vec<String>) {
+    let Some((object, params)) = returned_object(call) else {
+        return (None, vec!["result: the pattern does not return an object literal".into()]);
+    };
+    let mut generator = SchemaGen::for_result(env);
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    let mut notes = Vec::new();
+    for prop in &object.props {
+        let PropOrSpread::Prop(prop) = prop else {
+            notes.push("result: spread in the returned object".into());
+            continue;
+        };
+        let (key, value): (Option<String>, Option<&Expr>) = match &**prop {
+            Prop::Shorthand(id) => (Some(id.sym.to_string()), None),
+            Prop::KeyValue(kv) => (
+                match &kv.key {
+                    PropName::Ident(i) => Some(i.sym.to_string()),
+                    PropName::Str(s) => Some(s.value.to_string_lossy().into_owned()),
+                    PropName::Computed(c) => match &*c.expr {
+                        Expr::Ident(i) => Some(format!("${}", i.sym)),
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                Some(&*kv.value),
+            ),
+            _ => (None, None),
+        };
+        let Some(key) = key else {
+            notes.push("result: a property whose name is not written out".into());
+            continue;
+        };
+        let ident = match value.map(unparen) {
+            None => Some(key.clone()),
+            Some(Expr::Ident(i)) => Some(i.sym.to_string()),
+            _ => None,
+        };
+        let schema = match value.map(unparen) {
+            Some(Expr::Lit(Lit::Str(_)) | Expr::Tpl(_)) => Some(json!({ "type": "string" })),
+            Some(Expr::Lit(Lit::Num(_))) => Some(json!({ "type": "number" })),
+            Some(Expr::Lit(Lit::Bool(_))) => Some(json!({ "type": "boolean" })),
+            Some(Expr::JSXElement(_) | Expr::JSXFragment(_)) => {
+                generator.define(
+                    "JSXElement",
+                    json!({ "anyOf": [
+                        { "$ref": crate::schema::VNODE_REF },
+                        { "$ref": "#/$defs/UIRenderable" },
+                        { "type": "object", "properties": {} }
+                    ]}),
+                );
+                generator.define(
+                    "UIRenderable",
+                    json!({
+                        "type": "object",
+                        "properties": { "$UI": { "$ref": crate::schema::VNODE_REF } },
+                        "required": ["$UI"]
+                    }),
+                );
+                Some(json!({ "$ref": "#/$defs/JSXElement" }))
+            }
+            _ => match (ident, input) {
+                (Some(name), Some(input)) if params.contains(&name) => match generator.member_type(input, &name) {
+                    // The destructured value has the field's type with its `Default` resolved away.
+                    Some((t, false)) => Some(generator.ty(t)).map(|mut s| {
+                        if let Some(map) = s.as_object_mut() {
+                            map.remove("default");
+                        }
+                        s
+                    }),
+                    _ => None,
+                },
+                _ => None,
+            },
+        };
+        match schema {
+            Some(s) => {
+                properties.insert(key.clone(), s);
+                required.push(key);
+            }
+            None => notes.push(format!("result: `{key}` needs a type checker to infer")),
+        }
+    }
+    let mut schema = json!({ "type": "object", "properties": properties });
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    let g = generator.finish_with(schema);
+    notes.extend(g.unsupported.into_iter().map(|u| format!("result: {u}")));
+    (Some(g.schema), notes)
 }
 
 /// The contract of a program: `files[0]` is the entry, the rest its imports.
@@ -111,7 +258,7 @@ pub fn program_contract(files: &[(String, String)]) -> Contract {
     let parsed: Vec<Parsed> = files.iter().map(|(p, t)| parse(p, t)).collect();
     let env = TypeEnv::new(&parsed);
     let mut notes = Vec::new();
-    let Some((input, output)) = parsed.first().and_then(pattern_types) else {
+    let Some(call) = parsed.first().and_then(pattern_call) else {
         return Contract {
             argument_schema: None,
             result_schema: None,
@@ -126,13 +273,23 @@ pub fn program_contract(files: &[(String, String)]) -> Contract {
         notes.extend(g.unsupported.into_iter().map(|u| format!("{what}: {u}")));
         Some(g.schema)
     };
+    let (input, output) = pattern_types(call);
     let argument_schema = schema_of(input, "argument");
-    let result_schema = schema_of(output, "result");
-    let partial = output.is_none() || input.is_none() || !notes.is_empty();
+    let mut result_schema = schema_of(output, "result");
+    let mut inferred_result = false;
     if output.is_none() {
-        notes.push("result type not written: inferring it from the returned object needs a type checker".into());
+        let (schema, result_notes) = infer_result(call, input, &env);
+        result_schema = schema;
+        notes.extend(result_notes);
+        inferred_result = true;
     }
-    Contract { argument_schema, result_schema, inferred: partial.then(|| "partial".into()), notes }
+    let partial = input.is_none() || !notes.is_empty();
+    let inferred = match (partial, inferred_result) {
+        (true, _) => Some("partial".to_string()),
+        (false, true) => Some("complete".to_string()),
+        (false, false) => None,
+    };
+    Contract { argument_schema, result_schema, inferred, notes }
 }
 
 #[cfg(test)]
@@ -164,11 +321,23 @@ export default pattern<Input, { count: number }>(({ items }) => ({ count: items.
         assert_eq!(c.result_schema.as_ref().unwrap()["required"], serde_json::json!(["count"]));
         assert_eq!(c.inferred, None, "{:?}", c.notes);
 
-        let inline =
-            "import { pattern } from \"commonfabric\";\nexport default pattern(({ a }: { a: string }) => ({ a }));\n";
+        let inline = r#"import { pattern, NAME, UI } from "commonfabric";
+export default pattern(({ a }: { a: string }) => ({ [NAME]: "A", [UI]: <b>{a}</b>, a }));
+"#;
         let c = program_contract(&[("x.tsx".into(), inline.into())]);
         assert_eq!(c.argument_schema.unwrap()["properties"]["a"], serde_json::json!({"type": "string"}));
-        assert_eq!(c.result_schema, None);
-        assert_eq!(c.inferred.as_deref(), Some("partial"), "an unwritten result type is never presented as exact");
+        let result = c.result_schema.unwrap();
+        assert_eq!(result["properties"]["$NAME"], serde_json::json!({"type": "string"}));
+        assert_eq!(result["properties"]["$UI"], serde_json::json!({"$ref": "#/$defs/JSXElement"}));
+        assert_eq!(result["properties"]["a"], serde_json::json!({"type": "string"}));
+        assert!(result["$defs"]["UIRenderable"].is_object());
+        assert_eq!(c.inferred.as_deref(), Some("complete"), "{:?}", c.notes);
+
+        let opaque = r#"import { pattern } from "commonfabric";
+export default pattern(({ a }: { a: string }) => ({ n: a.length }));
+"#;
+        let c = program_contract(&[("x.tsx".into(), opaque.into())]);
+        assert_eq!(c.inferred.as_deref(), Some("partial"), "a guess is never presented as exact");
+        assert!(c.notes.iter().any(|n| n.contains("`n` needs a type checker")), "{:?}", c.notes);
     }
 }

@@ -317,7 +317,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
 
     /// The schema of a root type with the `$defs` it references.
     pub fn root(mut self, t: &TsType) -> Generated {
-        let mut schema = match t {
+        let schema = match t {
             TsType::TsTypeRef(r) if r.type_params.is_none() => match &r.type_name {
                 TsEntityName::Ident(id) if self.env.decls.contains_key(id.sym.as_ref()) => {
                     let name = id.sym.to_string();
@@ -338,6 +338,11 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             },
             _ => self.ty(t),
         };
+        self.finish_with(schema)
+    }
+
+    /// Attach the `$defs` a schema built with this generator reaches.
+    pub fn finish_with(self, mut schema: Value) -> Generated {
         // Attach only the definitions the schema reaches.
         let mut reached: BTreeMap<String, Value> = BTreeMap::new();
         let mut stack = vec![schema.clone()];
@@ -357,6 +362,34 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             map.insert("$defs".into(), json!(reached));
         }
         Generated { schema, unsupported: self.unsupported }
+    }
+
+    /// Register a definition built outside the type syntax (the inferred JSX types).
+    pub fn define(&mut self, name: &str, schema: Value) {
+        self.defs.entry(name.to_string()).or_insert(schema);
+    }
+
+    /// The declared type of property `key` of an object type (interface, alias
+    /// or literal), and whether it is optional.
+    pub fn member_type(&self, t: &'a TsType, key: &str) -> Option<(&'a TsType, bool)> {
+        let members: &'a [TsTypeElement] = match t {
+            TsType::TsTypeLit(l) => &l.members,
+            TsType::TsTypeRef(r) => match &r.type_name {
+                TsEntityName::Ident(id) => match self.env.decls.get(id.sym.as_ref())? {
+                    DeclRef::Interface(_, i) => &i.body.body,
+                    DeclRef::Alias(_, a) => return self.member_type(&a.type_ann, key),
+                    DeclRef::Enum(_) => return None,
+                },
+                _ => return None,
+            },
+            _ => return None,
+        };
+        members.iter().find_map(|m| match m {
+            TsTypeElement::TsPropertySignature(p) if prop_key(&p.key, p.computed).as_deref() == Some(key) => {
+                p.type_ann.as_ref().map(|a| (&*a.type_ann, p.optional))
+            }
+            _ => None,
+        })
     }
 
     /// The body of a named declaration (not its `$ref`).
