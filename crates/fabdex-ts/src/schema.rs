@@ -124,6 +124,9 @@ pub struct SchemaGen<'e, 'a> {
     unsupported: Vec<String>,
     /// The file whose syntax is being read (for JSDoc lookups).
     file: usize,
+    /// Type parameters of the generic declarations being expanded, bound to
+    /// the schemas of their arguments.
+    subst: Vec<HashMap<String, Value>>,
     /// Generating a result schema: the compiler drops `cell` brands there
     /// (a result is read, not written through), keeping streams and opaque.
     result: bool,
@@ -299,6 +302,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             referenced: HashSet::new(),
             unsupported: Vec::new(),
             file: 0,
+            subst: Vec::new(),
             result: false,
         }
     }
@@ -452,6 +456,41 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             }
             _ => None,
         })
+    }
+
+    /// The type parameters of a generic declaration.
+    fn generic_params(&self, name: &str) -> Option<&'a swc_ecma_ast::TsTypeParamDecl> {
+        match self.env.decls.get(name)? {
+            DeclRef::Interface(_, i) => i.type_params.as_deref(),
+            DeclRef::Alias(_, a) => a.type_params.as_deref(),
+            DeclRef::Enum(_) => None,
+        }
+    }
+
+    /// A generic declaration instantiated with `args` is inlined, its
+    /// parameters bound to the arguments' schemas (or their defaults).
+    fn instantiate(&mut self, name: &str, args: &[&TsType]) -> Value {
+        let Some(params) = self.generic_params(name) else {
+            return self.unsupported(format!("type arguments on non-generic `{name}`"));
+        };
+        if self.in_progress.contains(name) {
+            return self.unsupported(format!("recursive generic `{name}`"));
+        }
+        let mut bound = HashMap::new();
+        for (i, p) in params.params.iter().enumerate() {
+            let schema = match (args.get(i), &p.default) {
+                (Some(t), _) => self.ty(t),
+                (None, Some(d)) => self.ty(d),
+                (None, None) => json!({}),
+            };
+            bound.insert(p.name.sym.to_string(), schema);
+        }
+        self.subst.push(bound);
+        self.in_progress.insert(name.to_string());
+        let body = self.named_body(name);
+        self.in_progress.remove(name);
+        self.subst.pop();
+        body
     }
 
     /// Whether a named declaration hoists into `$defs`.
@@ -646,6 +685,11 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
     }
 
     fn type_ref(&mut self, name: &str, args: &[&TsType]) -> Value {
+        if args.is_empty()
+            && let Some(bound) = self.subst.last().and_then(|m| m.get(name))
+        {
+            return bound.clone();
+        }
         if let Some(brand) = wrapper_brand(name) {
             let inner = match args.first() {
                 Some(t) => self.ty(t),
@@ -684,8 +728,8 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             _ => {}
         }
         if self.env.decls.contains_key(name) {
-            if !args.is_empty() {
-                return self.unsupported(format!("generic instantiation `{name}<…>`"));
+            if !args.is_empty() || self.generic_params(name).is_some() {
+                return self.instantiate(name, args);
             }
             return self.reference(name);
         }
@@ -844,7 +888,11 @@ interface Root {
   who: PerUser<Writable<string>>;
   onPick: (x: string) => Stream<string>;
   helper: (x: number) => number;
+  secret: Secret<string>;
+  boxed: Box<number>;
 }
+type Secret<T> = T;
+interface Box<T> { value: T }
 "#;
         let s = gen_for(src, "Root");
         assert_eq!(
@@ -865,6 +913,8 @@ interface Root {
         assert_eq!(s["properties"]["who"], json!({"type": "string", "asCell": [{"kind": "cell", "scope": "user"}]}));
         assert_eq!(s["properties"]["onPick"], json!({"asCell": ["stream"]}));
         assert!(s["properties"].get("helper").is_none(), "plain functions are dropped");
+        assert_eq!(s["properties"]["secret"], json!({"type": "string"}), "generic aliases are instantiated inline");
+        assert_eq!(s["properties"]["boxed"]["properties"]["value"], json!({"type": "number"}));
         assert!(!s["required"].as_array().unwrap().contains(&json!("helper")));
     }
 
