@@ -201,6 +201,11 @@ fn infer_result(call: &CallExpr, input: Option<&TsType>, env: &TypeEnv) -> (Opti
         };
         let schema = match value.map(unparen) {
             Some(Expr::Lit(Lit::Str(_)) | Expr::Tpl(_)) => Some(json!({ "type": "string" })),
+            // `str` templates are strings; `[NAME]` is a string by the platform's contract.
+            Some(Expr::TaggedTpl(t)) if matches!(&*t.tag, Expr::Ident(i) if i.sym == *"str") => {
+                Some(json!({ "type": "string" }))
+            }
+            Some(Expr::Call(_)) if key == "$NAME" => Some(json!({ "type": "string" })),
             Some(Expr::Lit(Lit::Num(_))) => Some(json!({ "type": "number" })),
             Some(Expr::Lit(Lit::Bool(_))) => Some(json!({ "type": "boolean" })),
             Some(Expr::JSXElement(_) | Expr::JSXFragment(_)) => {
@@ -332,6 +337,14 @@ export default pattern(({ a }: { a: string }) => ({ [NAME]: "A", [UI]: <b>{a}</b
         assert_eq!(result["properties"]["a"], serde_json::json!({"type": "string"}));
         assert!(result["$defs"]["UIRenderable"].is_object());
         assert_eq!(c.inferred.as_deref(), Some("complete"), "{:?}", c.notes);
+
+        let named = r#"import { computed, pattern, str, NAME } from "commonfabric";
+export default pattern(({ a }: { a: string }) => ({ [NAME]: computed(() => a), label: str`x ${a}` }));
+"#;
+        let c = program_contract(&[("x.tsx".into(), named.into())]);
+        let result = c.result_schema.unwrap();
+        assert_eq!(result["properties"]["$NAME"], serde_json::json!({"type": "string"}));
+        assert_eq!(result["properties"]["label"], serde_json::json!({"type": "string"}));
 
         let opaque = r#"import { pattern } from "commonfabric";
 export default pattern(({ a }: { a: string }) => ({ n: a.length }));
