@@ -5,13 +5,17 @@
 //! `pattern(...)` definitions. Like `fabdex-md`, a pure function of one file's
 //! text: no file system, no store; the indexer assembles programs from files.
 //!
-//! Status: imports, exports and pattern definitions are extracted; contracts
-//! (TypeScript types → JSON Schema), the tree-sitter outline for files swc
-//! cannot parse, and wiring into `fabdex index` are the rest of the
-//! [contracts] issue.
+//! - [`extract`]: imports, exports, `pattern(...)` definitions (swc).
+//! - [`outline::outline`]: top-level definitions and imports by tree-sitter,
+//!   with the queries in `queries/`, also for files swc cannot parse.
+//! - [`program::program_contract`]: a program's argument and result schemas
+//!   ([`schema`]: TypeScript types → JSON Schema by the compiler's rules).
+//!
+//! Not yet wired into `fabdex index` (the rest of the [contracts] issue).
 
 pub mod cf_spec;
 mod extract;
+pub mod outline;
 pub mod program;
 pub mod schema;
 
