@@ -3,6 +3,8 @@
 //! definitions (name, kind, line range) and imports, also when swc cannot
 //! parse it. Files with syntax errors are flagged with where the errors are.
 
+use std::sync::LazyLock;
+
 use serde::{Deserialize, Serialize};
 use tree_sitter::{Language, Parser, Query, QueryCursor, StreamingIterator};
 
@@ -28,28 +30,35 @@ pub struct Outline {
     pub error_lines: Vec<u32>,
 }
 
-fn language(path: &str) -> Language {
+/// The grammar for a path, and the outline query compiled for it once
+/// (compiling a query costs far more than running it).
+fn language(path: &str) -> (Language, &'static Query) {
+    static TSX: LazyLock<Query> = LazyLock::new(|| compile(tree_sitter_typescript::LANGUAGE_TSX.into()));
+    static TS: LazyLock<Query> = LazyLock::new(|| compile(tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into()));
     if path.ends_with(".tsx") || path.ends_with(".jsx") {
-        tree_sitter_typescript::LANGUAGE_TSX.into()
+        (tree_sitter_typescript::LANGUAGE_TSX.into(), &TSX)
     } else {
-        tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into()
+        (tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(), &TS)
     }
+}
+
+fn compile(lang: Language) -> Query {
+    Query::new(&lang, OUTLINE_QUERY).expect("the bundled outline query compiles for both grammars")
 }
 
 /// Outline one file. Never fails: an unparsable file yields what the error-
 /// recovering parse still recognises, with its error lines.
 pub fn outline(path: &str, text: &str) -> Outline {
-    let lang = language(path);
+    let (lang, query) = language(path);
     let mut parser = Parser::new();
     if parser.set_language(&lang).is_err() {
         return Outline::default();
     }
     let Some(tree) = parser.parse(text, None) else { return Outline::default() };
-    let query = Query::new(&lang, OUTLINE_QUERY).expect("the bundled outline query compiles for both grammars");
     let names = query.capture_names();
     let mut cursor = QueryCursor::new();
     let mut out = Outline::default();
-    let mut matches = cursor.matches(&query, tree.root_node(), text.as_bytes());
+    let mut matches = cursor.matches(query, tree.root_node(), text.as_bytes());
     while let Some(m) = matches.next() {
         let mut name = None;
         let mut def = None;
