@@ -13,6 +13,7 @@ pub mod address;
 pub mod digest;
 pub mod envelope;
 pub mod records;
+pub mod ts;
 
 pub use address::{Address, AddressError, DocAddress};
 pub use digest::{digest_bytes, digest_text};

@@ -16,35 +16,7 @@
 //! space, a subpath on a `pattern:` ref, and the compiler-internal namespaces
 //! (`cf:module/`, `cf:cache-root/`, `cf:source-root/`, `cf:data-file/`).
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
-
-/// What a `cf:` reference names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum CfTarget {
-    /// A named slug in the space.
-    Slug { slug: String },
-    /// A cell, `of:fid1:<hash>`.
-    Cell { hash: String },
-    /// A published pattern program, `pattern:<hash>`.
-    Pattern { hash: String },
-}
-
-/// A parsed, normalised `cf:` specifier.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CfRef {
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub host: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub space: Option<String>,
-    pub target: CfTarget,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub subpath: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub pin: Option<String>,
-}
+pub use fabdex_model::ts::{CfRef, CfTarget};
 
 /// Why a `cf:` specifier is malformed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -173,40 +145,6 @@ pub fn parse(specifier: &str) -> Result<Option<CfRef>, CfError> {
         }
     }
     Ok(Some(CfRef { host, space, target, subpath: (!subpath.is_empty()).then(|| subpath.join("/")), pin }))
-}
-
-impl fmt::Display for CfRef {
-    /// The canonical spelling; parsing it gives the same `CfRef`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cf:")?;
-        match (&self.host, &self.space) {
-            (Some(h), Some(s)) => write!(f, "//{h}/{s}/")?,
-            (None, Some(s)) => write!(f, "/{s}/")?,
-            _ => {}
-        }
-        match &self.target {
-            CfTarget::Slug { slug } => write!(f, "{slug}")?,
-            CfTarget::Cell { hash } => write!(f, "of:fid1:{hash}")?,
-            CfTarget::Pattern { hash } => write!(f, "pattern:{hash}")?,
-        }
-        if let Some(sub) = &self.subpath {
-            write!(f, "/{sub}")?;
-        }
-        if let Some(pin) = &self.pin {
-            write!(f, "@{pin}")?;
-        }
-        Ok(())
-    }
-}
-
-impl CfRef {
-    /// The pattern id this reference depends on, if it names a pattern.
-    pub fn pattern_id(&self) -> Option<&str> {
-        match &self.target {
-            CfTarget::Pattern { hash } => Some(hash),
-            _ => None,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 
 use fabdex_model::records::Diagnostic;
-use serde::{Deserialize, Serialize};
 use swc_common::comments::{Comments, SingleThreadedComments};
 use swc_common::sync::Lrc;
 use swc_common::{BytePos, FileName, SourceMap, Span, Spanned};
@@ -13,109 +12,13 @@ use swc_ecma_ast::{
 };
 use swc_ecma_parser::{Syntax, TsSyntax, parse_file_as_module};
 
-use crate::cf_spec::{self, CfRef};
+use crate::cf_spec;
+pub use fabdex_model::ts::{
+    ExportKind, ExportRecord, ImportKind, ImportRecord, ImportedName, PatternRecord, TsExtraction,
+};
 
 /// Modules the platform provides at run time.
 pub const RUNTIME_MODULES: [&str; 4] = ["commonfabric", "commonfabric/schema", "commonfabric/cfc", "turndown"];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ImportKind {
-    /// `commonfabric`, `commonfabric/schema`, `commonfabric/cfc`, `turndown`.
-    Runtime,
-    /// `./x`, `../x`, `/x`.
-    Relative,
-    /// A `cf:` reference (parsed, or with the reason it is malformed).
-    Cf,
-    Other,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ImportedName {
-    /// The exported name (`default` and `*` for default and namespace imports).
-    pub imported: String,
-    pub local: String,
-    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
-    pub type_only: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ImportRecord {
-    pub specifier: String,
-    pub kind: ImportKind,
-    pub names: Vec<ImportedName>,
-    pub type_only: bool,
-    pub line: u32,
-    /// The parsed `cf:` reference.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub cf: Option<CfRef>,
-    /// Why a `cf:` specifier is malformed.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub error: Option<String>,
-    /// True for `export … from`: a re-export, not a plain import.
-    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
-    pub reexport: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ExportKind {
-    Pattern,
-    Handler,
-    Function,
-    Const,
-    Type,
-    Interface,
-    Class,
-    Enum,
-    Reexport,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ExportRecord {
-    /// Exported name (`default` for the default export).
-    pub name: String,
-    pub kind: ExportKind,
-    pub default: bool,
-    pub line_start: u32,
-    pub line_end: u32,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub jsdoc: Option<String>,
-    /// The declaration's first line, trimmed (at most 200 chars).
-    pub signature: String,
-}
-
-/// A `pattern(...)` definition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PatternRecord {
-    /// The binding it is assigned to (`default` for `export default pattern(...)`).
-    pub name: String,
-    pub line_start: u32,
-    pub line_end: u32,
-    /// Type arguments as written: `pattern<Input, Output>`.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub input_type: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub output_type: Option<String>,
-    /// The file's default export.
-    pub default_export: bool,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub jsdoc: Option<String>,
-}
-
-/// Everything extracted from one file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct TsExtraction {
-    pub imports: Vec<ImportRecord>,
-    pub exports: Vec<ExportRecord>,
-    pub patterns: Vec<PatternRecord>,
-    /// The default export is a `pattern(...)`: this file is a program entry.
-    pub is_entry: bool,
-    /// Parse errors (the file is still extracted as far as it parsed).
-    pub diagnostics: Vec<Diagnostic>,
-    /// True when swc could not parse the file at all.
-    pub parse_failed: bool,
-}
 
 struct Ctx<'a> {
     cm: &'a SourceMap,

@@ -5,30 +5,11 @@
 
 use std::sync::LazyLock;
 
-use serde::{Deserialize, Serialize};
+pub use fabdex_model::ts::{Outline, OutlineEntry};
 use tree_sitter::{Language, Parser, Query, QueryCursor, StreamingIterator};
 
 /// The outline query, kept beside the project's other grammar queries.
 pub const OUTLINE_QUERY: &str = include_str!("../../../queries/typescript-outline.scm");
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OutlineEntry {
-    pub name: String,
-    /// `function`, `class`, `interface`, `type`, `enum` or `const`.
-    pub kind: String,
-    pub exported: bool,
-    pub line_start: u32,
-    pub line_end: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct Outline {
-    pub definitions: Vec<OutlineEntry>,
-    /// Module specifiers of `import` statements, with their lines.
-    pub imports: Vec<(String, u32)>,
-    /// Lines (1-based) where tree-sitter found syntax errors or missing nodes.
-    pub error_lines: Vec<u32>,
-}
 
 /// The grammar for a path, and the outline query compiled for it once
 /// (compiling a query costs far more than running it).

@@ -1,7 +1,7 @@
 //! Programs: an entry file plus the closure of its relative imports, and the
 //! contract (argument and result schemas) of its default-exported pattern.
 
-use serde::{Deserialize, Serialize};
+pub use fabdex_model::ts::Contract;
 use serde_json::Value;
 use serde_json::json;
 use swc_ecma_ast::{
@@ -39,22 +39,6 @@ pub fn resolve_relative(from: &str, spec: &str, exists: impl Fn(&str) -> bool) -
         .map(|s| format!("{base}{s}"))
         .chain(std::iter::once(format!("{base}/index.ts")))
         .find(|p| exists(p))
-}
-
-/// A pattern's contract as extracted from source.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Contract {
-    #[serde(rename = "argumentSchema", skip_serializing_if = "Option::is_none")]
-    pub argument_schema: Option<Value>,
-    #[serde(rename = "resultSchema", skip_serializing_if = "Option::is_none")]
-    pub result_schema: Option<Value>,
-    /// How the result schema was obtained when it was not written as a type:
-    /// `"complete"` (every returned property inferred) or `"partial"` (see
-    /// `notes`; also set when any part of the contract could not be derived).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub inferred: Option<String>,
-    /// What could not be expressed, and why.
-    pub notes: Vec<String>,
 }
 
 /// The `pattern(...)` call the entry default-exports: its type arguments, or

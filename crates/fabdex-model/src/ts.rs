@@ -1,0 +1,204 @@
+//! Records of TypeScript/TSX pattern programs: what `fabdex-ts` extracts and
+//! the snapshot's pattern tables hold. Plain data; the parsers live in
+//! `fabdex-ts`.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::records::Diagnostic;
+
+/// What a `cf:` reference names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum CfTarget {
+    /// A named slug in the space.
+    Slug { slug: String },
+    /// A cell, `of:fid1:<hash>`.
+    Cell { hash: String },
+    /// A published pattern program, `pattern:<hash>`.
+    Pattern { hash: String },
+}
+
+/// A parsed, normalised `cf:` specifier.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CfRef {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub space: Option<String>,
+    pub target: CfTarget,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub subpath: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub pin: Option<String>,
+}
+
+impl fmt::Display for CfRef {
+    /// The canonical spelling; parsing it gives the same `CfRef`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cf:")?;
+        match (&self.host, &self.space) {
+            (Some(h), Some(s)) => write!(f, "//{h}/{s}/")?,
+            (None, Some(s)) => write!(f, "/{s}/")?,
+            _ => {}
+        }
+        match &self.target {
+            CfTarget::Slug { slug } => write!(f, "{slug}")?,
+            CfTarget::Cell { hash } => write!(f, "of:fid1:{hash}")?,
+            CfTarget::Pattern { hash } => write!(f, "pattern:{hash}")?,
+        }
+        if let Some(sub) = &self.subpath {
+            write!(f, "/{sub}")?;
+        }
+        if let Some(pin) = &self.pin {
+            write!(f, "@{pin}")?;
+        }
+        Ok(())
+    }
+}
+
+impl CfRef {
+    /// The pattern id this reference depends on, if it names a pattern.
+    pub fn pattern_id(&self) -> Option<&str> {
+        match &self.target {
+            CfTarget::Pattern { hash } => Some(hash),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImportKind {
+    /// `commonfabric`, `commonfabric/schema`, `commonfabric/cfc`, `turndown`.
+    Runtime,
+    /// `./x`, `../x`, `/x`.
+    Relative,
+    /// A `cf:` reference (parsed, or with the reason it is malformed).
+    Cf,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedName {
+    /// The exported name (`default` and `*` for default and namespace imports).
+    pub imported: String,
+    pub local: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub type_only: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportRecord {
+    pub specifier: String,
+    pub kind: ImportKind,
+    pub names: Vec<ImportedName>,
+    pub type_only: bool,
+    pub line: u32,
+    /// The parsed `cf:` reference.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cf: Option<CfRef>,
+    /// Why a `cf:` specifier is malformed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+    /// True for `export … from`: a re-export, not a plain import.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub reexport: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExportKind {
+    Pattern,
+    Handler,
+    Function,
+    Const,
+    Type,
+    Interface,
+    Class,
+    Enum,
+    Reexport,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportRecord {
+    /// Exported name (`default` for the default export).
+    pub name: String,
+    pub kind: ExportKind,
+    pub default: bool,
+    pub line_start: u32,
+    pub line_end: u32,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub jsdoc: Option<String>,
+    /// The declaration's first line, trimmed (at most 200 chars).
+    pub signature: String,
+}
+
+/// A `pattern(...)` definition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatternRecord {
+    /// The binding it is assigned to (`default` for `export default pattern(...)`).
+    pub name: String,
+    pub line_start: u32,
+    pub line_end: u32,
+    /// Type arguments as written: `pattern<Input, Output>`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub input_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output_type: Option<String>,
+    /// The file's default export.
+    pub default_export: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub jsdoc: Option<String>,
+}
+
+/// Everything extracted from one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct TsExtraction {
+    pub imports: Vec<ImportRecord>,
+    pub exports: Vec<ExportRecord>,
+    pub patterns: Vec<PatternRecord>,
+    /// The default export is a `pattern(...)`: this file is a program entry.
+    pub is_entry: bool,
+    /// Parse errors (the file is still extracted as far as it parsed).
+    pub diagnostics: Vec<Diagnostic>,
+    /// True when swc could not parse the file at all.
+    pub parse_failed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutlineEntry {
+    pub name: String,
+    /// `function`, `class`, `interface`, `type`, `enum` or `const`.
+    pub kind: String,
+    pub exported: bool,
+    pub line_start: u32,
+    pub line_end: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Outline {
+    pub definitions: Vec<OutlineEntry>,
+    /// Module specifiers of `import` statements, with their lines.
+    pub imports: Vec<(String, u32)>,
+    /// Lines (1-based) where tree-sitter found syntax errors or missing nodes.
+    pub error_lines: Vec<u32>,
+}
+
+/// A pattern's contract as extracted from source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Contract {
+    #[serde(rename = "argumentSchema", skip_serializing_if = "Option::is_none")]
+    pub argument_schema: Option<Value>,
+    #[serde(rename = "resultSchema", skip_serializing_if = "Option::is_none")]
+    pub result_schema: Option<Value>,
+    /// How the result schema was obtained when it was not written as a type:
+    /// `"complete"` (every returned property inferred) or `"partial"` (see
+    /// `notes`; also set when any part of the contract could not be derived).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inferred: Option<String>,
+    /// What could not be expressed, and why.
+    pub notes: Vec<String>,
+}
