@@ -58,11 +58,29 @@ enum Command {
     Outline { path_or_prefix: String },
     /// Parent, children, siblings, outgoing links and backlinks of a section.
     Related { address: String },
+    /// A pattern program: id, aliases, files, exports, imports, both schemas, dependencies, diagnostics.
+    Inspect {
+        /// Pattern id (or a unique prefix of at least 6 chars) or alias (`<root>/<entry path>`).
+        id: String,
+    },
+    /// Export indexed data as JSON lines.
+    Export {
+        #[command(subcommand)]
+        what: ExportWhat,
+    },
+    /// A pattern's argument and result as TypeScript-like types, for authors.
+    Contract { id: String },
     /// Measure retrieval quality against judged questions.
     Eval {
         #[command(subcommand)]
         what: EvalWhat,
     },
+}
+
+#[derive(Subcommand)]
+enum ExportWhat {
+    /// One JSON line per pattern program (the fields of `inspect`).
+    Patterns,
 }
 
 #[derive(Subcommand)]
@@ -232,6 +250,51 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Inspect { id } => {
+            let engine = Engine::open_index(&index_dir(cli.index))?;
+            let inspection = engine.inspect(&id)?;
+            if cli.json {
+                return print_json(&inspection);
+            }
+            println!("{}  {}", inspection.entry, inspection.pattern_id);
+            println!("  {}", inspection.import_hint);
+            if let Some(d) = &inspection.description {
+                println!("  {}", d.replace('\n', " "));
+            }
+            for f in &inspection.files {
+                println!("  file {} ({} bytes, {})", f.name, f.bytes, f.digest);
+            }
+            for e in &inspection.exports {
+                println!("  export {} {:?} (lines {}-{})", e.name, e.kind, e.line_start, e.line_end);
+            }
+            for d in &inspection.diagnostics {
+                println!(
+                    "  diagnostic {}:{}:{}: {}",
+                    d.file, d.diagnostic.line, d.diagnostic.column, d.diagnostic.message
+                );
+            }
+            println!("{}", engine.contract_text(&id)?);
+            Ok(())
+        }
+        Command::Export { what: ExportWhat::Patterns } => {
+            let engine = Engine::open_index(&index_dir(cli.index))?;
+            for p in engine.export_patterns() {
+                println!("{}", serde_json::to_string(&p)?);
+            }
+            Ok(())
+        }
+        Command::Contract { id } => {
+            let engine = Engine::open_index(&index_dir(cli.index))?;
+            if cli.json {
+                let p = engine.inspect(&id)?;
+                return print_json(&serde_json::json!({
+                    "patternId": p.pattern_id, "argumentSchema": p.argument_schema,
+                    "resultSchema": p.result_schema, "inferred": p.inferred, "notes": p.notes,
+                }));
+            }
+            print!("{}", engine.contract_text(&id)?);
+            Ok(())
+        }
         Command::Eval { what: EvalWhat::Docs { qrels, k, include_history } } => {
             let engine = Engine::open_index(&index_dir(cli.index))?;
             eval_docs(&engine, &qrels, k, include_history, cli.json)
@@ -305,6 +368,12 @@ fn print_report(r: &IndexReport) -> Result<()> {
         c.parts,
         c.skipped
     );
+    if c.source_files > 0 {
+        println!(
+            "pattern sources: {} TS/TSX files, {} programs, {} that swc could not parse (outlined and flagged)",
+            c.source_files, c.programs, c.source_parse_failures
+        );
+    }
     println!(
         "links: {} ({} to sections, {} to files or folders, {} external, {} unresolved)",
         c.links, c.links_to_sections, c.links_to_files, c.links_external, c.links_unresolved

@@ -44,7 +44,7 @@ fn every_hit_reopens_to_its_digest_and_next_reassembles_the_source() {
 
 #[test]
 fn search_finds_the_answer_in_its_own_words_for_most_questions() {
-    let ws = Workspace::with_corpus();
+    let ws = Workspace::docs_only();
     ws.build();
     let engine = ws.engine();
     let qrels: Vec<fabdex_query::Qrel> =

@@ -36,13 +36,24 @@ impl Workspace {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(&project_root().join("corpus/docs"), &dir.path().join("docs"));
         copy_dir(&project_root().join("corpus/skills"), &dir.path().join("skills"));
+        copy_dir(&project_root().join("corpus/patterns"), &dir.path().join("patterns"));
         fs::write(
             dir.path().join("fabdex.toml"),
             "[[root]]\nname = \"docs\"\npath = \"docs\"\nkind = \"docs\"\norigin = \"docs\"\n\n\
-             [[root]]\nname = \"skills\"\npath = \"skills\"\nkind = \"skills\"\norigin = \"skill\"\n",
+             [[root]]\nname = \"skills\"\npath = \"skills\"\nkind = \"skills\"\norigin = \"skill\"\n\n\
+             [[root]]\nname = \"patterns\"\npath = \"patterns\"\nkind = \"patterns\"\norigin = \"local-registry\"\n",
         )
         .unwrap();
         Workspace { dir }
+    }
+
+    /// The docs and skills roots only: the corpus the judged questions were written for.
+    pub fn docs_only() -> Workspace {
+        let ws = Workspace::with_corpus();
+        let config = fs::read_to_string(ws.path("fabdex.toml")).unwrap();
+        let docs_only = config.split("\n\n[[root]]\nname = \"patterns\"").next().unwrap().to_string();
+        fs::write(ws.path("fabdex.toml"), docs_only).unwrap();
+        ws
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {

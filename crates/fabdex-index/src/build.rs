@@ -25,6 +25,7 @@ use crate::snapshot::{
     Counts, FORMAT_VERSION, IndexLayout, Manifest, ManifestFile, ManifestRoot, SEARCH_VERSION, Snapshot, units_of,
 };
 use crate::walk::{Candidate, FileType, Skipped, walk_root};
+use fabdex_model::ts::{Outline, TsExtraction};
 
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
@@ -79,6 +80,12 @@ pub struct IndexReport {
     pub phases_ms: BTreeMap<String, u64>,
 }
 
+/// (files extracted in this build, files whose extraction came from the cache).
+fn cache_counts(files: &[ReadFile], ts_files: &[TsFile]) -> (u64, u64) {
+    let cached = files.iter().map(|f| f.from_cache).chain(ts_files.iter().map(|f| f.from_cache));
+    cached.fold((0, 0), |(fresh, hit), c| if c { (fresh, hit + 1) } else { (fresh + 1, hit) })
+}
+
 /// Milliseconds since `clock`, which restarts.
 fn lap(clock: &mut Instant) -> u64 {
     let ms = clock.elapsed().as_millis() as u64;
@@ -94,8 +101,19 @@ struct ReadFile {
     from_cache: bool,
 }
 
+/// A TS/TSX source, read and extracted.
+pub(crate) struct TsFile {
+    pub candidate: Candidate,
+    pub text: String,
+    pub digest: String,
+    pub ts: TsExtraction,
+    pub outline: Outline,
+    pub from_cache: bool,
+}
+
 enum Outcome {
     Read(Box<ReadFile>),
+    ReadTs(Box<TsFile>),
     Skip(Skipped),
 }
 
@@ -134,13 +152,17 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     phases.insert("walk".into(), lap(&mut clock));
 
     // Read, classify and extract in parallel.
-    let cache_dir = layout.cache().join(format!("md-v{}", fabdex_md::EXTRACTOR_VERSION));
-    fs::create_dir_all(&cache_dir)?;
+    let caches = CacheDirs {
+        md: layout.cache().join(format!("md-v{}", fabdex_md::EXTRACTOR_VERSION)),
+        ts: layout.cache().join(format!("ts-v{}", fabdex_ts::EXTRACTOR_VERSION)),
+    };
+    fs::create_dir_all(&caches.md)?;
+    fs::create_dir_all(&caches.ts)?;
     let bar = progress_bar(opts.progress, candidates.len() as u64);
     let outcomes: Vec<Outcome> = candidates
         .into_par_iter()
         .map(|c| {
-            let out = read_and_extract(c, config, max_bytes, &cache_dir);
+            let out = read_and_extract(c, config, max_bytes, &caches);
             if let Some(bar) = &bar {
                 bar.inc(1);
             }
@@ -151,9 +173,11 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         bar.finish_and_clear();
     }
     let mut files: Vec<ReadFile> = Vec::new();
+    let mut ts_files: Vec<TsFile> = Vec::new();
     for o in outcomes {
         match o {
             Outcome::Read(f) => files.push(*f),
+            Outcome::ReadTs(f) => ts_files.push(*f),
             Outcome::Skip(s) => skipped.push(s),
         }
     }
@@ -161,12 +185,11 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     phases.insert("read_extract".into(), lap(&mut clock));
 
     // Same sources as an intact published snapshot: re-publish it as it is.
-    let id = snapshot_id(config, &files, &seen, &skipped);
+    let id = snapshot_id(config, &files, &ts_files, &seen, &skipped);
     if layout.snapshot(&id).exists() && verify_all(&layout.snapshot(&id)).is_ok() {
         let mut report: IndexReport = crate::snapshot::read_json(&layout.snapshot(&id).join("report.json"))?;
         report.unchanged = true;
-        report.extracted = files.iter().filter(|f| !f.from_cache).count() as u64;
-        report.reused_from_cache = files.iter().filter(|f| f.from_cache).count() as u64;
+        (report.extracted, report.reused_from_cache) = cache_counts(&files, &ts_files);
         report.index_dir = layout.root.display().to_string();
         publish_current(&layout, &id)?;
         phases.insert("publish".into(), lap(&mut clock));
@@ -291,6 +314,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     ));
     let result = write_snapshot(
         &id,
+        &ts_files,
         &staging,
         &layout,
         config,
@@ -330,74 +354,88 @@ fn progress_bar(wanted: bool, len: u64) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, cache_dir: &Path) -> Outcome {
-    let root = &config.roots[c.root];
-    match (c.file_type, root.kind) {
-        (FileType::Markdown, _) => {}
-        (FileType::TypeScript, _) => {
-            return skip(
-                &root.name,
-                &c.path,
-                "TypeScript pattern source: pattern extraction is not in this version".into(),
-            );
-        }
-        _ => {
-            return skip(&root.name, &c.path, "unsupported file type (this version indexes Markdown)".into());
-        }
-    }
-    if c.bytes > max_bytes {
-        return skip(
-            &root.name,
-            &c.path,
-            format!("file is {} bytes, over the {max_bytes}-byte limit (index.max_file_bytes)", c.bytes),
-        );
-    }
-    let bytes = match fs::read(&c.abs) {
-        Ok(b) => b,
-        Err(e) => return skip(&root.name, &c.path, format!("cannot read: {e}")),
+/// Extraction caches, one folder per extractor and version.
+pub(crate) struct CacheDirs {
+    md: PathBuf,
+    ts: PathBuf,
+}
+
+/// Read a file's text, or the reason it is skipped.
+fn read_text(c: &Candidate, root: &str, max_bytes: u64) -> Result<String, Outcome> {
+    let too_big = |n: u64| {
+        skip(root, &c.path, format!("file is {n} bytes, over the {max_bytes}-byte limit (index.max_file_bytes)"))
     };
+    if c.bytes > max_bytes {
+        return Err(too_big(c.bytes));
+    }
+    let bytes = fs::read(&c.abs).map_err(|e| skip(root, &c.path, format!("cannot read: {e}")))?;
     if bytes.len() as u64 > max_bytes {
-        return skip(
-            &root.name,
-            &c.path,
-            format!("file is {} bytes, over the {max_bytes}-byte limit (index.max_file_bytes)", bytes.len()),
-        );
+        return Err(too_big(bytes.len() as u64));
     }
     if let Some(at) = bytes.iter().take(8192).position(|b| *b == 0) {
-        return skip(&root.name, &c.path, format!("binary file (NUL byte at offset {at})"));
+        return Err(skip(root, &c.path, format!("binary file (NUL byte at offset {at})")));
     }
-    let text = match String::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(e) => {
+    String::from_utf8(bytes).map_err(|e| {
+        skip(root, &c.path, format!("not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to()))
+    })
+}
+
+/// A cached extraction by content digest, or a fresh one (then cached).
+fn cached<T: Serialize + serde::de::DeserializeOwned>(
+    dir: &Path,
+    digest: &str,
+    extract: impl FnOnce() -> T,
+) -> (T, bool) {
+    let cache_file = dir.join(format!("{}.json", digest_hex(digest).unwrap_or("x")));
+    if let Some(hit) = fs::read(&cache_file).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
+        return (hit, true);
+    }
+    let fresh = extract();
+    if let Ok(json) = serde_json::to_vec(&fresh) {
+        let tmp = cache_file.with_extension(format!("tmp{}", std::process::id()));
+        if fs::write(&tmp, json).is_ok() {
+            let _ = fs::rename(&tmp, &cache_file);
+        }
+    }
+    (fresh, false)
+}
+
+fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, caches: &CacheDirs) -> Outcome {
+    let root = &config.roots[c.root];
+    let is_ts = match (c.file_type, root.kind) {
+        (FileType::Markdown, _) => false,
+        (FileType::TypeScript, None | Some(RootKind::Patterns)) => true,
+        (FileType::TypeScript, Some(kind)) => {
             return skip(
                 &root.name,
                 &c.path,
-                format!("not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to()),
+                format!(
+                    "TypeScript source in a `{}` root (index pattern sources from a `patterns` root)",
+                    kind.as_str()
+                ),
             );
         }
+        _ => return skip(&root.name, &c.path, "unsupported file type (fabdex indexes Markdown and TS/TSX)".into()),
+    };
+    let text = match read_text(&c, &root.name, max_bytes) {
+        Ok(t) => t,
+        Err(outcome) => return outcome,
     };
     let digest = digest_bytes(text.as_bytes());
-    let cache_file = cache_dir.join(format!("{}.json", digest_hex(&digest).unwrap_or("x")));
-    let cached: Option<MdExtraction> = fs::read(&cache_file).ok().and_then(|b| serde_json::from_slice(&b).ok());
-    let (extraction, from_cache) = match cached {
-        Some(e) => (e, true),
-        None => {
-            let e = fabdex_md::extract(&text);
-            if let Ok(json) = serde_json::to_vec(&e) {
-                let tmp = cache_file.with_extension(format!("tmp{}", std::process::id()));
-                if fs::write(&tmp, json).is_ok() {
-                    let _ = fs::rename(&tmp, &cache_file);
-                }
-            }
-            (e, false)
-        }
-    };
+    if is_ts {
+        let ((ts, outline), from_cache) = cached(&caches.ts, &digest, || {
+            (fabdex_ts::extract(&c.path, &text), fabdex_ts::outline::outline(&c.path, &text))
+        });
+        return Outcome::ReadTs(Box::new(TsFile { candidate: c, text, digest, ts, outline, from_cache }));
+    }
+    let (extraction, from_cache) = cached(&caches.md, &digest, || fabdex_md::extract(&text));
     Outcome::Read(Box::new(ReadFile { candidate: c, text, digest, extraction, from_cache }))
 }
 
 #[allow(clippy::too_many_arguments)]
 fn write_snapshot(
     id: &str,
+    ts_files: &[TsFile],
     staging: &Path,
     layout: &IndexLayout,
     config: &Config,
@@ -416,8 +454,8 @@ fn write_snapshot(
     // Blobs: hard-linked from the published snapshot when unchanged.
     let previous = layout.current_id().map(|id| BlobStore::new(layout.snapshot(&id).join("blobs")));
     let blobs = BlobStore::new(staging.join("blobs"));
-    for f in files {
-        blobs.put(f.text.as_bytes(), previous.as_ref())?;
+    for text in files.iter().map(|f| &f.text).chain(ts_files.iter().map(|f| &f.text)) {
+        blobs.put(text.as_bytes(), previous.as_ref())?;
     }
 
     phases.insert("blobs".into(), lap(&mut clock));
@@ -427,6 +465,14 @@ fn write_snapshot(
     fs::write(staging.join("tables/docs.json"), &docs_json)?;
     let mut tables = BTreeMap::new();
     tables.insert("tables/docs.json".to_string(), digest_bytes(&docs_json));
+    let patterns = crate::patterns::assemble(config, ts_files);
+    let patterns_json = serde_json::to_vec(&patterns)?;
+    fs::write(staging.join("tables/patterns.json"), &patterns_json)?;
+    tables.insert("tables/patterns.json".to_string(), digest_bytes(&patterns_json));
+    counts.source_files = patterns.files.len() as u64;
+    counts.programs = patterns.programs.len() as u64;
+    counts.source_parse_failures = patterns.files.iter().filter(|f| f.extraction.parse_failed).count() as u64;
+    phases.insert("patterns".into(), lap(&mut clock));
 
     // Search index.
     let units = units_of(docs);
@@ -494,8 +540,8 @@ fn write_snapshot(
         unchanged: false,
         roots: manifest_roots,
         counts: counts.clone(),
-        extracted: files.iter().filter(|f| !f.from_cache).count() as u64,
-        reused_from_cache: files.iter().filter(|f| f.from_cache).count() as u64,
+        extracted: cache_counts(files, ts_files).0,
+        reused_from_cache: cache_counts(files, ts_files).1,
         skipped: skipped.to_vec(),
         diagnostics: docs
             .files
@@ -520,7 +566,13 @@ fn write_snapshot(
 /// indexed file's path and digest. Same sources, same id.
 /// Also covers every file seen and every skip: they change link resolution
 /// and the report even when no indexed file changed.
-fn snapshot_id(config: &Config, files: &[ReadFile], seen: &[HashSet<String>], skipped: &[Skipped]) -> String {
+fn snapshot_id(
+    config: &Config,
+    files: &[ReadFile],
+    ts_files: &[TsFile],
+    seen: &[HashSet<String>],
+    skipped: &[Skipped],
+) -> String {
     let mut h = blake3::Hasher::new();
     h.update(
         format!("format {FORMAT_VERSION} md {} search {SEARCH_VERSION}\n", fabdex_md::EXTRACTOR_VERSION).as_bytes(),
@@ -531,6 +583,12 @@ fn snapshot_id(config: &Config, files: &[ReadFile], seen: &[HashSet<String>], sk
     for f in files {
         h.update(
             format!("file {}/{} {}\n", config.roots[f.candidate.root].name, f.candidate.path, f.digest).as_bytes(),
+        );
+    }
+    h.update(format!("ts {}\n", fabdex_ts::EXTRACTOR_VERSION).as_bytes());
+    for f in ts_files {
+        h.update(
+            format!("source {}/{} {}\n", config.roots[f.candidate.root].name, f.candidate.path, f.digest).as_bytes(),
         );
     }
     for (root, paths) in config.roots.iter().zip(seen) {
@@ -625,9 +683,10 @@ fn gc(layout: &IndexLayout, current: &str, keep: usize) {
             let _ = fs::remove_dir_all(entry.path());
         }
     }
-    let live_cache = format!("md-v{}", fabdex_md::EXTRACTOR_VERSION);
+    let live = [format!("md-v{}", fabdex_md::EXTRACTOR_VERSION), format!("ts-v{}", fabdex_ts::EXTRACTOR_VERSION)];
     for entry in fs::read_dir(layout.cache()).into_iter().flatten().flatten() {
-        if entry.file_name().to_string_lossy().starts_with("md-v") && entry.file_name() != live_cache.as_str() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if (name.starts_with("md-v") || name.starts_with("ts-v")) && !live.contains(&name) {
             let _ = fs::remove_dir_all(entry.path());
         }
     }

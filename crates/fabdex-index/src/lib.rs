@@ -25,6 +25,7 @@ pub mod blobs;
 pub mod build;
 pub mod config;
 pub mod links;
+pub mod patterns;
 pub mod search_schema;
 pub mod snapshot;
 pub mod walk;

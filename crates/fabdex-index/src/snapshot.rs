@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use fabdex_model::digest::digest_bytes;
 use fabdex_model::records::{DocsTable, RootKind};
+use fabdex_model::ts::PatternsTable;
 use serde::{Deserialize, Serialize};
 
 use crate::blobs::BlobStore;
@@ -90,6 +91,13 @@ pub struct Counts {
     pub links_unresolved: u64,
     pub skipped: u64,
     pub diagnostics: u64,
+    /// TS/TSX sources indexed, programs (entries) among them, and sources swc could not parse.
+    #[serde(default)]
+    pub source_files: u64,
+    #[serde(default)]
+    pub programs: u64,
+    #[serde(default)]
+    pub source_parse_failures: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -159,6 +167,7 @@ pub struct Snapshot {
     pub dir: PathBuf,
     pub manifest: Manifest,
     pub docs: DocsTable,
+    pub patterns: PatternsTable,
     pub units: Vec<Unit>,
     pub search: tantivy::Index,
     pub blobs: BlobStore,
@@ -208,6 +217,17 @@ impl Snapshot {
         check_digest(&docs_path, &bytes, manifest.tables.get("tables/docs.json"))?;
         let docs: DocsTable =
             serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", docs_path.display()))?;
+        let patterns = match manifest.tables.get("tables/patterns.json") {
+            None => PatternsTable::default(),
+            Some(_) => {
+                let path = dir.join("tables/patterns.json");
+                let bytes = fs::read(&path).map_err(|e| {
+                    CorruptSnapshot(format!("snapshot is corrupted: cannot read `{}` ({e})", path.display()))
+                })?;
+                check_digest(&path, &bytes, manifest.tables.get("tables/patterns.json"))?;
+                serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", path.display()))?
+            }
+        };
         for (name, digest) in &manifest.search_files {
             let path = dir.join("search").join(name);
             let bytes = fs::read(&path).map_err(|e| {
@@ -222,7 +242,15 @@ impl Snapshot {
             .with_context(|| format!("cannot open the search index of `{}`", dir.display()))?;
         search_schema::register(&search);
         let units = units_of(&docs);
-        Ok(Snapshot { dir: dir.to_path_buf(), blobs: BlobStore::new(dir.join("blobs")), manifest, docs, units, search })
+        Ok(Snapshot {
+            dir: dir.to_path_buf(),
+            blobs: BlobStore::new(dir.join("blobs")),
+            manifest,
+            docs,
+            patterns,
+            units,
+            search,
+        })
     }
 
     pub fn id(&self) -> &str {

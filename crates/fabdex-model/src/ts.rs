@@ -202,3 +202,58 @@ pub struct Contract {
     /// What could not be expressed, and why.
     pub notes: Vec<String>,
 }
+
+/// One indexed TS/TSX file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceFileRow {
+    pub root: String,
+    pub path: String,
+    pub origin: String,
+    pub digest: String,
+    pub bytes: u64,
+    pub lines: u32,
+    pub extraction: TsExtraction,
+    pub outline: Outline,
+    /// An entry: default-exports `pattern(...)`, and is not a test or `mod.ts`.
+    pub entry: bool,
+}
+
+/// One file of a program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramFile {
+    /// Root-relative path.
+    pub name: String,
+    pub bytes: u64,
+    pub digest: String,
+}
+
+/// A program: an entry plus the closure of its relative imports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramRow {
+    /// Content identity of the program (43 base64url chars of a blake3 digest
+    /// over the entry's name and every file's name and digest).
+    #[serde(rename = "patternId")]
+    pub pattern_id: String,
+    /// `<root>/<entry path>`, and the entry path alone.
+    pub aliases: Vec<String>,
+    pub entry: String,
+    pub files: Vec<ProgramFile>,
+    /// Relative imports that resolve to no file (specifier and importing file).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub unresolved_imports: Vec<String>,
+    pub contract: Contract,
+    /// `cf:pattern:` references found in the program's sources.
+    pub dependencies: Vec<String>,
+    /// JSDoc of the entry's pattern or its output type.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub hashtags: Vec<String>,
+}
+
+/// The pattern tables of a snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct PatternsTable {
+    pub files: Vec<SourceFileRow>,
+    pub programs: Vec<ProgramRow>,
+}

@@ -13,6 +13,7 @@
 mod error;
 mod eval;
 mod navigate;
+mod patterns;
 mod read;
 mod search;
 
@@ -25,6 +26,7 @@ use fabdex_index::search_schema::{self, Fields};
 pub use error::QueryError;
 pub use eval::{EvalReport, ExpectedSection, Qrel, QuestionResult};
 pub use navigate::{Outline, OutlineRow, Related, RelatedLink, SectionRef};
+pub use patterns::{FileDiagnostic, Inspection};
 pub use search::{Hit, SearchDocs, SearchResult, Why};
 
 /// An opened snapshot with the lookups queries need.

@@ -13,6 +13,9 @@
 //!
 //! Not yet wired into `fabdex index` (the rest of the [contracts] issue).
 
+/// Version of the per-file extraction output (extract + outline); bump when it changes.
+pub const EXTRACTOR_VERSION: u32 = 1;
+
 pub mod cf_spec;
 mod extract;
 pub mod outline;

@@ -1,0 +1,126 @@
+//! Pattern programs on the project's own corpus: entries, programs, content
+//! identities, contracts, broken sources, and the CLI's inspect/export/contract.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::process::Command;
+
+use common::Workspace;
+use serde_json::json;
+
+#[test]
+fn entries_programs_and_the_mail_contracts() {
+    let ws = Workspace::with_corpus();
+    let report = ws.build();
+    assert_eq!(report.counts.programs, 22, "{:?}", report.counts);
+    assert_eq!(report.counts.source_parse_failures, 2, "the two broken files are flagged, not dropped");
+    let engine = ws.engine();
+    let snap = engine.snapshot();
+    // Tests and mod.ts are not entries; the broken files still have an outline.
+    let entry = |p: &str| snap.patterns.files.iter().find(|f| f.path == p).unwrap();
+    assert!(!entry("tally/tally.test.tsx").entry);
+    assert!(!entry("mod.ts").entry);
+    for broken in ["broken/unclosed-jsx.tsx", "broken/missing-brace.ts"] {
+        let f = entry(broken);
+        assert!(f.extraction.parse_failed || !f.extraction.diagnostics.is_empty(), "{broken}");
+        assert!(f.outline.definitions.len() >= 2, "{broken}: {:?}", f.outline.definitions);
+        assert!(!f.extraction.diagnostics.is_empty());
+    }
+
+    let reader = engine.inspect("patterns/mail/mail-reader.tsx").unwrap();
+    assert_eq!(reader.aliases, ["patterns/mail/mail-reader.tsx", "mail/mail-reader.tsx"]);
+    assert_eq!(
+        reader.files.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+        ["mail/mail-reader.tsx", "mail/types.ts"]
+    );
+    let arg = reader.argument_schema.as_ref().unwrap();
+    assert_eq!(arg["required"], json!(["db"]), "the reader requires its database");
+    assert_eq!(arg["properties"]["db"]["asCell"], json!(["cell"]));
+    let result = reader.result_schema.as_ref().unwrap();
+    assert_eq!(result["properties"]["messages"]["items"], json!({"$ref": "#/$defs/MessageHeader"}));
+    assert!(reader.hashtags.contains(&"mail".to_string()));
+    assert!(reader.import_hint.contains(&reader.pattern_id));
+    // Looked up by id and by id prefix too.
+    assert_eq!(engine.inspect(&reader.pattern_id).unwrap().entry, reader.entry);
+    assert_eq!(engine.inspect(&reader.pattern_id[..8]).unwrap().entry, reader.entry);
+
+    let inbox = engine.inspect("mail/inbox.tsx").unwrap();
+    assert_eq!(inbox.files.len(), 4, "{:?}", inbox.files);
+    let focus = engine.inspect("focus-board.tsx").unwrap();
+    assert_eq!(focus.dependencies, ["Zt3kQ9mW2xLp8rVb4nHc7sYd1fGj6uKe0aTo5qNiXw_"]);
+    let err = engine.inspect("mail/no-such.tsx").unwrap_err().to_string();
+    assert!(err.contains("mail/mail-reader.tsx") || err.contains("mail/inbox.tsx"), "suggests aliases: {err}");
+}
+
+#[test]
+fn program_ids_follow_content_across_files() {
+    let ws = Workspace::with_corpus();
+    ws.build();
+    let ids = |ws: &Workspace| -> BTreeMap<String, String> {
+        ws.engine().export_patterns().into_iter().map(|p| (p.entry, p.pattern_id)).collect()
+    };
+    let before = ids(&ws);
+    let types = ws.path("patterns/mail/types.ts");
+    let text = fs::read_to_string(&types).unwrap();
+    fs::write(&types, format!("{text}\n// edited\n")).unwrap();
+    ws.build();
+    let after = ids(&ws);
+    for entry in ["patterns/mail/mail-reader.tsx", "patterns/mail/inbox.tsx"] {
+        assert_ne!(before[entry], after[entry], "{entry} includes the edited helper");
+    }
+    assert_eq!(before["patterns/tally/tally.tsx"], after["patterns/tally/tally.tsx"]);
+}
+
+#[test]
+fn snapshot_of_every_corpus_contract() {
+    let ws = Workspace::with_corpus();
+    ws.build();
+    let contracts: BTreeMap<String, serde_json::Value> = ws
+        .engine()
+        .export_patterns()
+        .into_iter()
+        .map(|p| {
+            (p.entry, json!({"argumentSchema": p.argument_schema, "resultSchema": p.result_schema, "inferred": p.inferred, "notes": p.notes}))
+        })
+        .collect();
+    insta::assert_json_snapshot!("corpus_contracts", contracts);
+}
+
+#[test]
+fn cli_inspect_export_and_contract() {
+    let ws = Workspace::with_corpus();
+    ws.build();
+    let run = |args: &[&str]| {
+        let out =
+            Command::new(env!("CARGO_BIN_EXE_fabdex")).arg("--index").arg(ws.index_dir()).args(args).output().unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (code, out, _) = run(&["export", "patterns"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(out.lines().count(), 22);
+    for line in out.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        for key in [
+            "patternId",
+            "aliases",
+            "entry",
+            "files",
+            "exports",
+            "imports",
+            "argumentSchema",
+            "resultSchema",
+            "dependencies",
+            "diagnostics",
+        ] {
+            assert!(v.get(key).is_some(), "{key} missing in {line}");
+        }
+    }
+    let (code, out, _) = run(&["contract", "mail/mail-reader.tsx"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("db: Writable<MailDatabase>;"), "{out}");
+    assert!(out.contains("month?: Default<string, \"2026-11\">;"), "{out}");
+    let (code, _, err) = run(&["inspect", "nothing-like-this"]);
+    assert_eq!(code, Some(3), "{err}");
+}
