@@ -203,6 +203,53 @@ fn num(v: f64) -> Value {
     if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 { json!(v as i64) } else { json!(v) }
 }
 
+/// The JSON value of a literal expression (`as const`, `satisfies` and parentheses see through).
+fn expr_value(e: &Expr) -> Option<Value> {
+    use swc_ecma_ast::{ExprOrSpread, Prop, PropName, PropOrSpread, UnaryOp};
+    Some(match e {
+        Expr::Lit(Lit::Str(s)) => Value::String(s.value.to_string_lossy().into_owned()),
+        Expr::Lit(Lit::Num(n)) => num(n.value),
+        Expr::Lit(Lit::Bool(b)) => Value::Bool(b.value),
+        Expr::Lit(Lit::Null(_)) => Value::Null,
+        Expr::Tpl(t) if t.exprs.is_empty() => {
+            Value::String(t.quasis.iter().map(|q| q.raw.to_string()).collect::<String>())
+        }
+        Expr::Unary(u) if u.op == UnaryOp::Minus => match expr_value(&u.arg)? {
+            Value::Number(n) => num(-n.as_f64()?),
+            _ => return None,
+        },
+        Expr::Array(a) => Value::Array(
+            a.elems
+                .iter()
+                .map(|el| match el {
+                    Some(ExprOrSpread { spread: None, expr }) => expr_value(expr),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        Expr::Object(o) => {
+            let mut map = Map::new();
+            for p in &o.props {
+                let PropOrSpread::Prop(p) = p else { return None };
+                let Prop::KeyValue(kv) = &**p else { return None };
+                let key = match &kv.key {
+                    PropName::Ident(i) => i.sym.to_string(),
+                    PropName::Str(s) => s.value.to_string_lossy().into_owned(),
+                    PropName::Num(n) => n.value.to_string(),
+                    _ => return None,
+                };
+                map.insert(key, expr_value(&kv.value)?);
+            }
+            Value::Object(map)
+        }
+        Expr::Paren(p) => expr_value(&p.expr)?,
+        Expr::TsAs(a) => expr_value(&a.expr)?,
+        Expr::TsConstAssertion(c) => expr_value(&c.expr)?,
+        Expr::TsSatisfies(s) => expr_value(&s.expr)?,
+        _ => return None,
+    })
+}
+
 fn prop_key(key: &Expr, computed: bool) -> Option<String> {
     match key {
         Expr::Ident(id) if computed => Some(format!("${}", id.sym)),
@@ -366,6 +413,42 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             map.insert("$defs".into(), json!(reached));
         }
         Generated { schema, unsupported: self.unsupported }
+    }
+
+    /// The value a `Default`'s second argument denotes: a literal type, or
+    /// `typeof CONST` read from the constant's initializer in the program.
+    fn default_value(&self, t: &TsType) -> Option<Value> {
+        if let TsType::TsTypeQuery(q) = t
+            && let swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(id)) = &q.expr_name
+        {
+            return self.const_value(id.sym.as_ref());
+        }
+        literal_value(t)
+    }
+
+    /// The JSON value of a top-level `const NAME = <literal>` in the program.
+    fn const_value(&self, name: &str) -> Option<Value> {
+        for f in self.env.files {
+            let Some(module) = &f.module else { continue };
+            for item in &module.body {
+                let var = match item {
+                    ModuleItem::Stmt(Stmt::Decl(Decl::Var(v))) => v,
+                    ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => match &e.decl {
+                        Decl::Var(v) => v,
+                        _ => continue,
+                    },
+                    _ => continue,
+                };
+                for d in &var.decls {
+                    if let (swc_ecma_ast::Pat::Ident(id), Some(init)) = (&d.name, &d.init)
+                        && id.id.sym == *name
+                    {
+                        return expr_value(init);
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// Register a definition built outside the type syntax (the inferred JSX types).
@@ -709,7 +792,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             "Reactive" => return args.first().map_or(Value::Bool(true), |t| self.ty(t)),
             "Default" => {
                 let mut s = args.first().map_or(Value::Bool(true), |t| self.ty(t));
-                if let Some(v) = args.get(1).and_then(|t| literal_value(t)) {
+                if let Some(v) = args.get(1).and_then(|t| self.default_value(t)) {
                     s = with_key(s, "default", v);
                 }
                 return s;
@@ -747,7 +830,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             {
                 let args: Vec<&TsType> = r.type_params.iter().flat_map(|p| p.params.iter().map(|b| &**b)).collect();
                 let value_arg = if args.len() == 1 { args[0] } else { args[args.len() - 1] };
-                default = literal_value(value_arg);
+                default = self.default_value(value_arg);
                 if args.len() == 2 {
                     rest.push(args[0]);
                 }
@@ -885,6 +968,7 @@ interface Root {
   maybe: Item | null;
   count: Default<number, 3>;
   kind: "a" | "b" | Default<"a">;
+  tags: unknown[] | Default<typeof START>;
   who: PerUser<Writable<string>>;
   onPick: (x: string) => Stream<string>;
   helper: (x: number) => number;
@@ -893,6 +977,7 @@ interface Root {
 }
 type Secret<T> = T;
 interface Box<T> { value: T }
+const START = ["x", -1, { k: true }] as const;
 "#;
         let s = gen_for(src, "Root");
         assert_eq!(
@@ -910,6 +995,7 @@ interface Box<T> { value: T }
         assert_eq!(s["properties"]["maybe"], json!({"anyOf": [{"$ref": "#/$defs/Item"}, {"type": "null"}]}));
         assert_eq!(s["properties"]["count"], json!({"type": "number", "default": 3}));
         assert_eq!(s["properties"]["kind"], json!({"type": "string", "enum": ["a", "b"], "default": "a"}));
+        assert_eq!(s["properties"]["tags"]["default"], json!(["x", -1, {"k": true}]));
         assert_eq!(s["properties"]["who"], json!({"type": "string", "asCell": [{"kind": "cell", "scope": "user"}]}));
         assert_eq!(s["properties"]["onPick"], json!({"asCell": ["stream"]}));
         assert!(s["properties"].get("helper").is_none(), "plain functions are dropped");
