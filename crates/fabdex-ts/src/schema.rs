@@ -188,11 +188,8 @@ fn literal_value(t: &TsType) -> Option<Value> {
             Some(Value::Object(map))
         }
         TsType::TsParenthesizedType(p) => literal_value(&p.type_ann),
-        TsType::TsTypeRef(r) => match &r.type_name {
-            // `Record<string, never>` is an empty object.
-            TsEntityName::Ident(id) if id.sym == *"Record" => Some(json!({})),
-            _ => None,
-        },
+        // `Record<K, never>` as a default emits no `default` (the compiler's baselines).
+        TsType::TsTypeRef(_) => None,
         TsType::TsArrayType(_) => Some(json!([])),
         _ => None,
     }
