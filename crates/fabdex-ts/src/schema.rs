@@ -854,12 +854,15 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             let first = t(vals.first()?)?;
             vals.iter().all(|v| t(v) == Some(first)).then_some(first)
         };
+        let non_null: Vec<Value> = literals.iter().flatten().filter(|v| !v.is_null()).cloned().collect();
         let schema = if let (Some(_), Some(values)) = (&default, &literals)
             && rest.len() > 1
-            && let Some(ty) = same_type(values)
+            && let Some(ty) = same_type(&non_null)
         {
-            // With a default, literal members merge on the general path: a typed enum.
-            json!({ "type": ty, "enum": values })
+            // With a default, literal members merge on the general path: a typed
+            // enum, and `null` as its own nullable branch.
+            let typed = json!({ "type": ty, "enum": non_null });
+            if values.contains(&Value::Null) { json!({ "anyOf": [typed, { "type": "null" }] }) } else { typed }
         } else if rest.len() == 1 {
             self.ty(rest[0])
         } else {
@@ -966,6 +969,7 @@ interface Root {
   count: Default<number, 3>;
   kind: "a" | "b" | Default<"a">;
   tags: unknown[] | Default<typeof START>;
+  seat: 1 | 2 | null | Default<null>;
   who: PerUser<Writable<string>>;
   onPick: (x: string) => Stream<string>;
   helper: (x: number) => number;
@@ -993,6 +997,10 @@ const START = ["x", -1, { k: true }] as const;
         assert_eq!(s["properties"]["count"], json!({"type": "number", "default": 3}));
         assert_eq!(s["properties"]["kind"], json!({"type": "string", "enum": ["a", "b"], "default": "a"}));
         assert_eq!(s["properties"]["tags"]["default"], json!(["x", -1, {"k": true}]));
+        assert_eq!(
+            s["properties"]["seat"],
+            json!({"anyOf": [{"type": "number", "enum": [1, 2]}, {"type": "null"}], "default": null})
+        );
         assert_eq!(s["properties"]["who"], json!({"type": "string", "asCell": [{"kind": "cell", "scope": "user"}]}));
         assert_eq!(s["properties"]["onPick"], json!({"asCell": ["stream"]}));
         assert!(s["properties"].get("helper").is_none(), "plain functions are dropped");
