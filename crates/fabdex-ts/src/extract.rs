@@ -59,6 +59,20 @@ impl Ctx<'_> {
         (!text.is_empty()).then_some(text)
     }
 
+    /// An export record for a declaration spanning `span`; `documented` reads its JSDoc.
+    fn export(&self, name: String, kind: ExportKind, default: bool, span: Span, documented: bool) -> ExportRecord {
+        let (line_start, line_end) = self.lines(span);
+        ExportRecord {
+            name,
+            kind,
+            default,
+            line_start,
+            line_end,
+            jsdoc: if documented { self.jsdoc(span.lo) } else { None },
+            signature: self.signature(span),
+        }
+    }
+
     fn call_kind(&self, expr: &Expr) -> Option<(ExportKind, Option<String>, Option<String>)> {
         let Expr::Call(call) = strip(expr) else { return None };
         let Callee::Expr(callee) = &call.callee else { return None };
@@ -284,20 +298,8 @@ fn collect_exports(ctx: &Ctx, module: &Module, out: &mut TsExtraction) {
         let ModuleItem::ModuleDecl(decl) = item else { continue };
         match decl {
             ModuleDecl::ExportDecl(e) => {
-                let jsdoc = ctx.jsdoc(e.span.lo);
-                let (line_start, line_end) = ctx.lines(e.span);
-                let signature = ctx.signature(e.span);
-                let mut push = |name: String, kind: ExportKind| {
-                    out.exports.push(ExportRecord {
-                        name,
-                        kind,
-                        default: false,
-                        line_start,
-                        line_end,
-                        jsdoc: jsdoc.clone(),
-                        signature: signature.clone(),
-                    })
-                };
+                let mut push =
+                    |name: String, kind: ExportKind| out.exports.push(ctx.export(name, kind, false, e.span, true));
                 match &e.decl {
                     Decl::Class(c) => push(c.ident.sym.to_string(), ExportKind::Class),
                     Decl::Fn(f) => push(f.ident.sym.to_string(), ExportKind::Function),
@@ -317,7 +319,6 @@ fn collect_exports(ctx: &Ctx, module: &Module, out: &mut TsExtraction) {
                 }
             }
             ModuleDecl::ExportNamed(e) => {
-                let (line_start, line_end) = ctx.lines(e.span);
                 for s in &e.specifiers {
                     let (orig, exported) = match s {
                         ExportSpecifier::Named(n) => (
@@ -335,45 +336,20 @@ fn collect_exports(ctx: &Ctx, module: &Module, out: &mut TsExtraction) {
                     if exported == "default" && e.src.is_none() {
                         default_binding = Some(orig.clone());
                     }
-                    out.exports.push(ExportRecord {
-                        default: exported == "default",
-                        name: exported,
-                        kind,
-                        line_start,
-                        line_end,
-                        jsdoc: None,
-                        signature: ctx.signature(e.span),
-                    });
+                    let default = exported == "default";
+                    out.exports.push(ctx.export(exported, kind, default, e.span, false));
                 }
             }
             ModuleDecl::ExportAll(e) => {
-                let (line_start, line_end) = ctx.lines(e.span);
-                out.exports.push(ExportRecord {
-                    name: "*".into(),
-                    kind: ExportKind::Reexport,
-                    default: false,
-                    line_start,
-                    line_end,
-                    jsdoc: None,
-                    signature: ctx.signature(e.span),
-                });
+                out.exports.push(ctx.export("*".into(), ExportKind::Reexport, false, e.span, false));
             }
             ModuleDecl::ExportDefaultDecl(e) => {
-                let (line_start, line_end) = ctx.lines(e.span);
                 let kind = match &e.decl {
                     DefaultDecl::Class(_) => ExportKind::Class,
                     DefaultDecl::Fn(_) => ExportKind::Function,
                     DefaultDecl::TsInterfaceDecl(_) => ExportKind::Interface,
                 };
-                out.exports.push(ExportRecord {
-                    name: "default".into(),
-                    kind,
-                    default: true,
-                    line_start,
-                    line_end,
-                    jsdoc: ctx.jsdoc(e.span.lo),
-                    signature: ctx.signature(e.span),
-                });
+                out.exports.push(ctx.export("default".into(), kind, true, e.span, true));
             }
             ModuleDecl::ExportDefaultExpr(e) => {
                 let (line_start, line_end) = ctx.lines(e.span);
@@ -400,15 +376,7 @@ fn collect_exports(ctx: &Ctx, module: &Module, out: &mut TsExtraction) {
                         None => ExportKind::Const,
                     },
                 };
-                out.exports.push(ExportRecord {
-                    name: "default".into(),
-                    kind,
-                    default: true,
-                    line_start,
-                    line_end,
-                    jsdoc: ctx.jsdoc(e.span.lo),
-                    signature: ctx.signature(e.span),
-                });
+                out.exports.push(ctx.export("default".into(), kind, true, e.span, true));
             }
             _ => {}
         }
