@@ -465,6 +465,9 @@ fn write_snapshot(
     fs::write(staging.join("tables/docs.json"), &docs_json)?;
     let mut tables = BTreeMap::new();
     tables.insert("tables/docs.json".to_string(), digest_bytes(&docs_json));
+    phases.insert("tables_write".into(), lap(&mut clock));
+
+    // Pattern programs: closures, ids and contracts.
     let patterns = crate::patterns::assemble(config, ts_files);
     let patterns_json = serde_json::to_vec(&patterns)?;
     fs::write(staging.join("tables/patterns.json"), &patterns_json)?;
@@ -476,7 +479,6 @@ fn write_snapshot(
 
     // Search index.
     let units = units_of(docs);
-    phases.insert("tables_write".into(), lap(&mut clock));
     write_search_index(&staging.join("search"), files, docs, &units)?;
     let mut search_files = BTreeMap::new();
     for entry in fs::read_dir(staging.join("search"))? {
