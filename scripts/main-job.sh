@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the bundled corpus: build fabdex, index corpus/ with the
 # bundled fabdex.toml, then answer a sample research question the way the
-# research agent would: search, open the best section, follow its neighbours.
+# research agent would: search, open the best section, follow its neighbours,
+# and look up the contract of a component it would compose.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUESTION="${1:-how do I tell whether looking up another piece by hashtag found nothing}"
@@ -9,7 +10,7 @@ QUESTION="${1:-how do I tell whether looking up another piece by hashtag found n
 cargo build --release --locked -p fabdex
 fabdex=target/release/fabdex
 
-echo "== fabdex index   (bundled fabdex.toml: corpus/docs and corpus/skills)"
+echo "== fabdex index   (bundled fabdex.toml: corpus/docs, corpus/skills, corpus/patterns)"
 "$fabdex" index
 
 echo
@@ -24,3 +25,7 @@ echo "== fabdex open $top --max-chars 1200"
 echo
 echo "== fabdex related $top"
 "$fabdex" related "${top%~*}"
+
+echo
+echo "== fabdex contract mail/mail-reader.tsx   (what the mail reader takes and returns)"
+"$fabdex" contract mail/mail-reader.tsx
