@@ -263,7 +263,10 @@ pub fn program_contract(files: &[(String, String)]) -> Contract {
         Some(g.schema)
     };
     let (input, output) = pattern_types(call);
-    let argument_schema = schema_of(input, "argument");
+    // A pattern function without parameters takes nothing: the compiler's `false`.
+    let takes_nothing = input.is_none()
+        && matches!(call.args.first().map(|a| &*a.expr), Some(Expr::Arrow(arrow)) if arrow.params.is_empty());
+    let argument_schema = if takes_nothing { Some(Value::Bool(false)) } else { schema_of(input, "argument") };
     let mut result_schema = schema_of(output, "result");
     let mut inferred_result = false;
     if output.is_none() {
@@ -272,7 +275,7 @@ pub fn program_contract(files: &[(String, String)]) -> Contract {
         notes.extend(result_notes);
         inferred_result = true;
     }
-    let partial = input.is_none() || !notes.is_empty();
+    let partial = (input.is_none() && !takes_nothing) || !notes.is_empty();
     let inferred = match (partial, inferred_result) {
         (true, _) => Some("partial".to_string()),
         (false, true) => Some("complete".to_string()),
@@ -329,6 +332,12 @@ export default pattern(({ a }: { a: string }) => ({ [NAME]: computed(() => a), l
         let result = c.result_schema.unwrap();
         assert_eq!(result["properties"]["$NAME"], serde_json::json!({"type": "string"}));
         assert_eq!(result["properties"]["label"], serde_json::json!({"type": "string"}));
+
+        let nothing =
+            "import { pattern, NAME } from \"commonfabric\";\nexport default pattern(() => ({ [NAME]: \"Hi\" }));\n";
+        let c = program_contract(&[("x.tsx".into(), nothing.into())]);
+        assert_eq!(c.argument_schema, Some(serde_json::Value::Bool(false)), "no parameter: takes nothing");
+        assert_eq!(c.inferred.as_deref(), Some("complete"), "{:?}", c.notes);
 
         let opaque = r#"import { pattern } from "commonfabric";
 export default pattern(({ a }: { a: string }) => ({ n: a.length }));
