@@ -3,6 +3,8 @@
 
 pub use fabdex_model::ts::Contract;
 use serde_json::Value;
+use std::collections::HashMap;
+
 use serde_json::json;
 use swc_ecma_ast::{
     ArrowFunctionBody, CallExpr, Callee, Decl, Expr, Lit, ModuleDecl, ModuleItem, ObjectLit, ObjectPatProp, Pat, Prop,
@@ -134,6 +136,73 @@ fn returned_object(call: &CallExpr) -> Option<(&ObjectLit, Vec<String>)> {
     Some((object, params))
 }
 
+/// The `const` bindings at the top of the pattern function's body.
+fn body_constants(call: &CallExpr) -> HashMap<&str, &Expr> {
+    let mut out = HashMap::new();
+    let Some(Expr::Arrow(arrow)) = call.args.first().map(|a| &*a.expr) else { return out };
+    let ArrowFunctionBody::FunctionBody(body) = &*arrow.body else { return out };
+    for stmt in &body.stmts {
+        if let Stmt::Decl(Decl::Var(v)) = stmt {
+            for d in &v.decls {
+                if let (Pat::Ident(id), Some(init)) = (&d.name, &d.init) {
+                    out.insert(id.id.sym.as_ref(), &**init);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether a call makes a stream (a bound module-level handler, or `action`),
+/// and its event type when one is written (`None`: `void`).
+fn stream_event<'a>(c: &'a CallExpr, handlers: &HashMap<String, Option<&'a TsType>>) -> Option<Option<&'a TsType>> {
+    let Callee::Expr(callee) = &c.callee else { return None };
+    let Expr::Ident(id) = &**callee else { return None };
+    if let Some(event) = handlers.get(id.sym.as_ref()) {
+        return Some(*event);
+    }
+    if id.sym != *"action" {
+        return None;
+    }
+    if let Some(t) = c.type_args.as_ref().and_then(|t| t.params.first()) {
+        return Some(Some(&**t));
+    }
+    let Some(Expr::Arrow(arrow)) = c.args.first().map(|a| &*a.expr) else { return Some(None) };
+    Some(match arrow.params.first() {
+        None => None,
+        Some(Pat::Ident(i)) => i.type_ann.as_ref().map(|a| &*a.type_ann),
+        Some(Pat::Object(o)) => o.type_ann.as_ref().map(|a| &*a.type_ann),
+        Some(_) => None,
+    })
+}
+
+/// Module-level `const X = handler<Event, Context>(...)` bindings and their event types.
+fn module_handlers(parsed: &Parsed) -> HashMap<String, Option<&TsType>> {
+    let mut out = HashMap::new();
+    let Some(module) = &parsed.module else { return out };
+    for item in &module.body {
+        let var = match item {
+            ModuleItem::Stmt(Stmt::Decl(Decl::Var(v))) => v,
+            ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => match &e.decl {
+                Decl::Var(v) => v,
+                _ => continue,
+            },
+            _ => continue,
+        };
+        for d in &var.decls {
+            if let (Pat::Ident(id), Some(init)) = (&d.name, &d.init)
+                && let Expr::Call(c) = &**init
+                && let Callee::Expr(callee) = &c.callee
+                && matches!(&**callee, Expr::Ident(h) if h.sym == *"handler")
+            {
+                let event = c.type_args.as_ref().and_then(|t| t.params.first()).map(|t| &**t);
+                out.insert(id.id.sym.to_string(), event);
+            }
+        }
+    }
+    out
+}
+
 fn unparen(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => unparen(&p.expr),
@@ -145,10 +214,16 @@ fn unparen(e: &Expr) -> &Expr {
 /// infers it for the cases syntax decides: literals widen to their type, JSX
 /// is a `JSXElement`, and a destructured input field keeps its declared type.
 /// Anything else makes the result partial (listed in the notes).
-fn infer_result(call: &CallExpr, input: Option<&TsType>, env: &TypeEnv) -> (Option<Value>, Vec<String>) {
+fn infer_result(
+    call: &CallExpr,
+    input: Option<&TsType>,
+    env: &TypeEnv,
+    handlers: &HashMap<String, Option<&TsType>>,
+) -> (Option<Value>, Vec<String>) {
     let Some((object, params)) = returned_object(call) else {
         return (None, vec!["result: the pattern does not return an object literal".into()]);
     };
+    let locals = body_constants(call);
     let mut generator = SchemaGen::for_result(env);
     let mut properties = serde_json::Map::new();
     let mut required = Vec::new();
@@ -183,7 +258,21 @@ fn infer_result(call: &CallExpr, input: Option<&TsType>, env: &TypeEnv) -> (Opti
             Some(Expr::Ident(i)) => Some(i.sym.to_string()),
             _ => None,
         };
+        // A name bound in the pattern body stands for its initializer.
+        let value = match &ident {
+            Some(name) if !params.contains(name) => locals.get(name.as_str()).copied().or(value),
+            _ => value,
+        };
         let schema = match value.map(unparen) {
+            // A bound handler or an action is a stream of its event.
+            Some(Expr::Call(c)) if stream_event(c, handlers).is_some() => {
+                let event = stream_event(c, handlers).flatten();
+                let inner = match event {
+                    Some(t) => generator.ty(t),
+                    None => json!({ "asCell": ["opaque"] }),
+                };
+                Some(crate::schema::prepend_brand(inner, "stream"))
+            }
             Some(Expr::Lit(Lit::Str(_)) | Expr::Tpl(_)) => Some(json!({ "type": "string" })),
             // `str` templates are strings; `[NAME]` is a string by the platform's contract.
             Some(Expr::TaggedTpl(t)) if matches!(&*t.tag, Expr::Ident(i) if i.sym == *"str") => {
@@ -270,7 +359,8 @@ pub fn program_contract(files: &[(String, String)]) -> Contract {
     let mut result_schema = schema_of(output, "result");
     let mut inferred_result = false;
     if output.is_none() {
-        let (schema, result_notes) = infer_result(call, input, &env);
+        let handlers = module_handlers(&parsed[0]);
+        let (schema, result_notes) = infer_result(call, input, &env, &handlers);
         result_schema = schema;
         notes.extend(result_notes);
         inferred_result = true;
@@ -338,6 +428,22 @@ export default pattern(({ a }: { a: string }) => ({ [NAME]: computed(() => a), l
         let c = program_contract(&[("x.tsx".into(), nothing.into())]);
         assert_eq!(c.argument_schema, Some(serde_json::Value::Bool(false)), "no parameter: takes nothing");
         assert_eq!(c.inferred.as_deref(), Some("complete"), "{:?}", c.notes);
+
+        let streams = r#"import { action, handler, pattern, Writable } from "commonfabric";
+const add = handler<{ n: number }, { total: Writable<number> }>(({ n }, { total }) => total.set(total.get() + n));
+export default pattern(({ total }: { total: Writable<number> }) => {
+  const addIt = add({ total });
+  const reset = action(() => total.set(0));
+  return { addIt, reset };
+});
+"#;
+        let c = program_contract(&[("x.tsx".into(), streams.into())]);
+        let result = c.result_schema.unwrap();
+        assert_eq!(
+            result["properties"]["addIt"],
+            serde_json::json!({"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"], "asCell": ["stream"]})
+        );
+        assert_eq!(result["properties"]["reset"], serde_json::json!({"asCell": ["stream", "opaque"]}));
 
         let opaque = r#"import { pattern } from "commonfabric";
 export default pattern(({ a }: { a: string }) => ({ n: a.length }));

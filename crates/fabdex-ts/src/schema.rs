@@ -257,7 +257,8 @@ fn prop_key(key: &Expr, computed: bool) -> Option<String> {
     }
 }
 
-fn prepend_brand(mut inner: Value, brand: &str) -> Value {
+/// Prepend a wrapper brand to a schema's `asCell`.
+pub(crate) fn prepend_brand(mut inner: Value, brand: &str) -> Value {
     match &mut inner {
         Value::Bool(true) => json!({ "asCell": [brand] }),
         Value::Bool(false) => json!({ "asCell": [brand], "not": true }),
