@@ -581,10 +581,12 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             DeclRef::Enum(_) => true,
             DeclRef::Alias(_, a) => {
                 a.type_params.is_none()
-                    && matches!(
-                        &*a.type_ann,
-                        TsType::TsTypeLit(_) | TsType::TsUnionOrIntersectionType(_) | TsType::TsMappedType(_)
-                    )
+                    && match &*a.type_ann {
+                        TsType::TsTypeLit(_) | TsType::TsUnionOrIntersectionType(_) | TsType::TsMappedType(_) => true,
+                        // An alias of a `Record<…>` carries its own name (the checker's alias symbol).
+                        TsType::TsTypeRef(r) => matches!(&r.type_name, TsEntityName::Ident(id) if id.sym == *"Record"),
+                        _ => false,
+                    }
             }
         }
     }
@@ -971,6 +973,7 @@ interface Root {
   kind: "a" | "b" | Default<"a">;
   tags: unknown[] | Default<typeof START>;
   seat: 1 | 2 | null | Default<null>;
+  ping: Stream<PingEvent>;
   who: PerUser<Writable<string>>;
   onPick: (x: string) => Stream<string>;
   helper: (x: number) => number;
@@ -980,6 +983,7 @@ interface Root {
 type Secret<T> = T;
 interface Box<T> { value: T }
 const START = ["x", -1, { k: true }] as const;
+type PingEvent = Record<PropertyKey, never>;
 "#;
         let s = gen_for(src, "Root");
         assert_eq!(
@@ -998,6 +1002,8 @@ const START = ["x", -1, { k: true }] as const;
         assert_eq!(s["properties"]["count"], json!({"type": "number", "default": 3}));
         assert_eq!(s["properties"]["kind"], json!({"type": "string", "enum": ["a", "b"], "default": "a"}));
         assert_eq!(s["properties"]["tags"]["default"], json!(["x", -1, {"k": true}]));
+        assert_eq!(s["properties"]["ping"], json!({"$ref": "#/$defs/PingEvent", "asCell": ["stream"]}));
+        assert_eq!(s["$defs"]["PingEvent"], json!({"type": "object", "properties": {}, "additionalProperties": false}));
         assert_eq!(
             s["properties"]["seat"],
             json!({"anyOf": [{"type": "number", "enum": [1, 2]}, {"type": "null"}], "default": null})
