@@ -281,25 +281,7 @@ fn infer_result(
             Some(Expr::Call(_)) if key == "$NAME" => Some(json!({ "type": "string" })),
             Some(Expr::Lit(Lit::Num(_))) => Some(json!({ "type": "number" })),
             Some(Expr::Lit(Lit::Bool(_))) => Some(json!({ "type": "boolean" })),
-            Some(Expr::JSXElement(_) | Expr::JSXFragment(_)) => {
-                generator.define(
-                    "JSXElement",
-                    json!({ "anyOf": [
-                        { "$ref": crate::schema::VNODE_REF },
-                        { "$ref": "#/$defs/UIRenderable" },
-                        { "type": "object", "properties": {} }
-                    ]}),
-                );
-                generator.define(
-                    "UIRenderable",
-                    json!({
-                        "type": "object",
-                        "properties": { "$UI": { "$ref": crate::schema::VNODE_REF } },
-                        "required": ["$UI"]
-                    }),
-                );
-                Some(json!({ "$ref": "#/$defs/JSXElement" }))
-            }
+            Some(Expr::JSXElement(_) | Expr::JSXFragment(_)) => Some(generator.jsx_element()),
             _ => match (ident, input) {
                 (Some(name), Some(input)) if params.contains(&name) => match generator.member_type(input, &name) {
                     // The destructured value has the field's type with its `Default` resolved away.

@@ -449,6 +449,28 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         None
     }
 
+    /// `JSX.Element`, and the type of JSX written in a returned object: the
+    /// compiler's `JSXElement` definition (a VNode, a renderable, or an object).
+    pub fn jsx_element(&mut self) -> Value {
+        self.define(
+            "JSXElement",
+            json!({ "anyOf": [
+                { "$ref": VNODE_REF },
+                { "$ref": "#/$defs/UIRenderable" },
+                { "type": "object", "properties": {} }
+            ]}),
+        );
+        self.define(
+            "UIRenderable",
+            json!({
+                "type": "object",
+                "properties": { "$UI": { "$ref": VNODE_REF } },
+                "required": ["$UI"]
+            }),
+        );
+        json!({ "$ref": "#/$defs/JSXElement" })
+    }
+
     /// Register a definition built outside the type syntax (the inferred JSX types).
     pub fn define(&mut self, name: &str, schema: Value) {
         self.defs.entry(name.to_string()).or_insert(schema);
@@ -752,6 +774,9 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                 let name = match &r.type_name {
                     TsEntityName::Ident(id) => id.sym.to_string(),
                     TsEntityName::TsQualifiedName(q) => {
+                        if q.right.sym == *"Element" && matches!(&q.left, TsEntityName::Ident(l) if l.sym == *"JSX") {
+                            return self.jsx_element();
+                        }
                         return self.unsupported(format!("qualified type name `{}`", q.right.sym));
                     }
                 };
@@ -974,6 +999,7 @@ interface Root {
   tags: unknown[] | Default<typeof START>;
   seat: 1 | 2 | null | Default<null>;
   ping: Stream<PingEvent>;
+  panel: JSX.Element;
   who: PerUser<Writable<string>>;
   onPick: (x: string) => Stream<string>;
   helper: (x: number) => number;
@@ -1003,6 +1029,8 @@ type PingEvent = Record<PropertyKey, never>;
         assert_eq!(s["properties"]["kind"], json!({"type": "string", "enum": ["a", "b"], "default": "a"}));
         assert_eq!(s["properties"]["tags"]["default"], json!(["x", -1, {"k": true}]));
         assert_eq!(s["properties"]["ping"], json!({"$ref": "#/$defs/PingEvent", "asCell": ["stream"]}));
+        assert_eq!(s["properties"]["panel"], json!({"$ref": "#/$defs/JSXElement"}));
+        assert_eq!(s["$defs"]["UIRenderable"]["required"], json!(["$UI"]));
         assert_eq!(s["$defs"]["PingEvent"], json!({"type": "object", "properties": {}, "additionalProperties": false}));
         assert_eq!(
             s["properties"]["seat"],
