@@ -139,6 +139,24 @@ pub struct Parsed {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Top-level `const NAME = init` bindings of a module, exported or not, in order.
+pub(crate) fn top_level_bindings(module: &Module) -> impl Iterator<Item = (&str, &Expr)> {
+    module.body.iter().flat_map(|item| {
+        let decls: &[VarDeclarator] = match item {
+            ModuleItem::Stmt(Stmt::Decl(Decl::Var(v))) => &v.decls,
+            ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => match &e.decl {
+                Decl::Var(v) => &v.decls,
+                _ => &[],
+            },
+            _ => &[],
+        };
+        decls.iter().filter_map(|d| match (&d.name, &d.init) {
+            (Pat::Ident(id), Some(init)) => Some((id.id.sym.as_ref(), &**init)),
+            _ => None,
+        })
+    })
+}
+
 /// Parse one file. `path` decides TSX (`.tsx`) or TS syntax.
 pub fn parse(path: &str, text: &str) -> Parsed {
     let cm: Lrc<SourceMap> = Default::default();

@@ -11,7 +11,7 @@ use swc_ecma_ast::{
     PropName, PropOrSpread, Stmt, TsType,
 };
 
-use crate::extract::{Parsed, parse};
+use crate::extract::{Parsed, parse, top_level_bindings};
 use crate::schema::{SchemaGen, TypeEnv};
 
 /// The order in which a relative specifier is tried against the files that exist.
@@ -60,24 +60,10 @@ fn pattern_call(parsed: &Parsed) -> Option<&CallExpr> {
     }
     if default_call.is_none() {
         let name = default_name?;
-        for item in &module.body {
-            let decl = match item {
-                ModuleItem::Stmt(Stmt::Decl(Decl::Var(v))) => v,
-                ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => match &e.decl {
-                    Decl::Var(v) => v,
-                    _ => continue,
-                },
-                _ => continue,
-            };
-            for d in &decl.decls {
-                if let (Pat::Ident(id), Some(init)) = (&d.name, &d.init)
-                    && id.id.sym == *name
-                    && let Expr::Call(c) = &**init
-                {
-                    default_call = Some(c);
-                }
-            }
-        }
+        default_call = top_level_bindings(module).find_map(|(n, init)| match init {
+            Expr::Call(c) if n == name => Some(c),
+            _ => None,
+        });
     }
     let call = default_call?;
     let Callee::Expr(callee) = &call.callee else { return None };
@@ -178,29 +164,15 @@ fn stream_event<'a>(c: &'a CallExpr, handlers: &HashMap<String, Option<&'a TsTyp
 
 /// Module-level `const X = handler<Event, Context>(...)` bindings and their event types.
 fn module_handlers(parsed: &Parsed) -> HashMap<String, Option<&TsType>> {
-    let mut out = HashMap::new();
-    let Some(module) = &parsed.module else { return out };
-    for item in &module.body {
-        let var = match item {
-            ModuleItem::Stmt(Stmt::Decl(Decl::Var(v))) => v,
-            ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => match &e.decl {
-                Decl::Var(v) => v,
-                _ => continue,
-            },
-            _ => continue,
-        };
-        for d in &var.decls {
-            if let (Pat::Ident(id), Some(init)) = (&d.name, &d.init)
-                && let Expr::Call(c) = &**init
-                && let Callee::Expr(callee) = &c.callee
-                && matches!(&**callee, Expr::Ident(h) if h.sym == *"handler")
-            {
-                let event = c.type_args.as_ref().and_then(|t| t.params.first()).map(|t| &**t);
-                out.insert(id.id.sym.to_string(), event);
-            }
-        }
-    }
-    out
+    let Some(module) = &parsed.module else { return HashMap::new() };
+    top_level_bindings(module)
+        .filter_map(|(name, init)| {
+            let Expr::Call(c) = init else { return None };
+            let Callee::Expr(callee) = &c.callee else { return None };
+            matches!(&**callee, Expr::Ident(h) if h.sym == *"handler")
+                .then(|| (name.to_string(), c.type_args.as_ref().and_then(|t| t.params.first()).map(|t| &**t)))
+        })
+        .collect()
 }
 
 fn unparen(e: &Expr) -> &Expr {

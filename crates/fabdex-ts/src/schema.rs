@@ -27,7 +27,7 @@ use swc_ecma_ast::{
     TsKeywordTypeKind, TsLit, TsType, TsTypeAliasDecl, TsTypeElement, TsUnionOrIntersectionType,
 };
 
-use crate::extract::Parsed;
+use crate::extract::{Parsed, top_level_bindings};
 
 pub const VNODE_REF: &str = "https://commonfabric.org/schemas/vnode.json";
 
@@ -426,27 +426,12 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
 
     /// The JSON value of a top-level `const NAME = <literal>` in the program.
     fn const_value(&self, name: &str) -> Option<Value> {
-        for f in self.env.files {
-            let Some(module) = &f.module else { continue };
-            for item in &module.body {
-                let var = match item {
-                    ModuleItem::Stmt(Stmt::Decl(Decl::Var(v))) => v,
-                    ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => match &e.decl {
-                        Decl::Var(v) => v,
-                        _ => continue,
-                    },
-                    _ => continue,
-                };
-                for d in &var.decls {
-                    if let (swc_ecma_ast::Pat::Ident(id), Some(init)) = (&d.name, &d.init)
-                        && id.id.sym == *name
-                    {
-                        return expr_value(init);
-                    }
-                }
-            }
-        }
-        None
+        self.env
+            .files
+            .iter()
+            .filter_map(|f| f.module.as_ref())
+            .find_map(|m| top_level_bindings(m).find(|(n, _)| *n == name))
+            .and_then(|(_, init)| expr_value(init))
     }
 
     /// `JSX.Element`, and the type of JSX written in a returned object: the
