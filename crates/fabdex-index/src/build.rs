@@ -536,14 +536,15 @@ fn write_snapshot(
         tables,
         search_files,
     };
+    let (extracted, reused_from_cache) = cache_counts(files, ts_files);
     let report = IndexReport {
         snapshot_id,
         index_dir: layout.root.display().to_string(),
         unchanged: false,
         roots: manifest_roots,
         counts: counts.clone(),
-        extracted: cache_counts(files, ts_files).0,
-        reused_from_cache: cache_counts(files, ts_files).1,
+        extracted,
+        reused_from_cache,
         skipped: skipped.to_vec(),
         diagnostics: docs
             .files
