@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use fabdex_index::{BuildOptions, Config, IndexReport};
 use fabdex_model::Limits;
-use fabdex_query::{Engine, QueryError, SearchDocs};
+use fabdex_query::{Engine, FieldSpec, PatternQuery, QueryError, SearchDocs};
 use serde::Serialize;
 
 #[derive(Parser)]
@@ -44,7 +44,8 @@ enum Command {
         #[command(subcommand)]
         what: SearchWhat,
     },
-    /// Read the text at an address, one bounded window at a time.
+    /// Read the text at an address (`doc:` or `pattern:`), one bounded window at a time.
+    #[command(visible_alias = "read")]
     Open {
         address: String,
         /// Char offset to start at (overrides an `@offset` in the address).
@@ -53,6 +54,21 @@ enum Command {
         /// Most chars to return (default 8000, at most 32000).
         #[arg(long)]
         max_chars: Option<u64>,
+        /// Source reads: most chars of one line before it is cut (default 1000).
+        #[arg(long)]
+        max_line_chars: Option<u64>,
+    },
+    /// The files of a pattern program, with sizes, digests and read addresses.
+    Files {
+        /// Pattern id, unique id prefix (6+ chars) or alias.
+        id: String,
+    },
+    /// What a pattern depends on (declared and `cf:pattern:` imports), as a tree.
+    Deps {
+        id: String,
+        /// Levels to expand (default 3, at most 10).
+        #[arg(long)]
+        depth: Option<usize>,
     },
     /// List the sections of a file, or of every file under a path prefix.
     Outline { path_or_prefix: String },
@@ -81,6 +97,9 @@ enum Command {
 enum ExportWhat {
     /// One JSON line per pattern program (the fields of `inspect`).
     Patterns,
+    /// One JSON line per program in the index service's `Pattern` shape, with
+    /// its program (a feed another fabdex can index as a `published` root).
+    Records,
 }
 
 #[derive(Subcommand)]
@@ -101,6 +120,35 @@ enum EvalWhat {
 
 #[derive(Subcommand)]
 enum SearchWhat {
+    /// Search pattern programs by text, tags and contract, with a fit verdict per hit.
+    Patterns {
+        /// Words to match against names, descriptions, tags and contract fields.
+        text: Option<String>,
+        /// Only patterns with this hashtag (repeatable; `#` optional).
+        #[arg(long = "tag")]
+        tags: Vec<String>,
+        /// An argument the pattern should take: NAME or NAME:TYPE (repeatable).
+        #[arg(long)]
+        accepts: Vec<String>,
+        /// A result field the pattern should return: NAME or NAME:TYPE (repeatable).
+        #[arg(long)]
+        returns: Vec<String>,
+        /// Only `part` or `app` records.
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only records at least this good: penalized, unproven, proven.
+        #[arg(long)]
+        min_quality: Option<String>,
+        /// Only patterns that depend on this pattern id or alias.
+        #[arg(long)]
+        depends_on: Option<String>,
+        /// A handle you can pass in: TOKEN:TYPE (repeatable); fit says which required inputs it binds.
+        #[arg(long)]
+        have: Vec<String>,
+        /// Hits to return (default 10, at most 50).
+        #[arg(long)]
+        limit: Option<usize>,
+    },
     /// Search documentation and skills.
     Docs {
         query: String,
@@ -204,9 +252,18 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Open { address, offset, max_chars } => {
+        Command::Open { address, offset, max_chars, max_line_chars } => {
             let engine = Engine::open_index(&index_dir(cli.index))?;
-            let env = engine.read(&address, offset, max_chars)?;
+            let env = match fabdex_model::Address::parse(address.trim()) {
+                Ok(fabdex_model::Address::Pattern(p)) => engine.read_pattern(&p, offset, max_chars, max_line_chars)?,
+                _ if max_line_chars.is_some() => {
+                    return Err(QueryError::InvalidArgument(
+                        "--max-line-chars applies to `pattern:` addresses only".into(),
+                    )
+                    .into());
+                }
+                _ => engine.read(&address, offset, max_chars)?,
+            };
             if cli.json {
                 return print_json(&env);
             }
@@ -215,13 +272,18 @@ fn run(cli: Cli) -> Result<()> {
                 println!();
             }
             eprintln!(
-                "── {} · chars {}–{} of {} · {} · origin {}{}",
+                "── {} · chars {}–{} of {} · {} · origin {}{}{}",
                 env.address,
                 env.offset,
                 env.end,
                 env.total,
                 env.digest,
                 env.origin,
+                match (env.lines, env.clipped_lines.is_empty()) {
+                    (Some([a, b]), true) => format!(" · lines {a}–{b}"),
+                    (Some([a, b]), false) => format!(" · lines {a}–{b}, {} cut", env.clipped_lines.len()),
+                    _ => String::new(),
+                },
                 match &env.next {
                     Some(next) => format!("\n── truncated; continue with: fabdex open '{next}'"),
                     None => String::new(),
@@ -274,6 +336,87 @@ fn run(cli: Cli) -> Result<()> {
                 );
             }
             println!("{}", engine.contract_text(&id)?);
+            Ok(())
+        }
+        Command::Search {
+            what: SearchWhat::Patterns { text, tags, accepts, returns, kind, min_quality, depends_on, have, limit },
+        } => {
+            let parse_specs = |specs: &[String], what: &str| {
+                specs.iter().map(|s| FieldSpec::parse(s, what)).collect::<Result<Vec<_>, _>>()
+            };
+            let kind = kind
+                .map(|k| {
+                    serde_json::from_value(serde_json::Value::String(k.clone()))
+                        .map_err(|_| QueryError::InvalidArgument(format!("--kind `{k}`: expected `part` or `app`")))
+                })
+                .transpose()?;
+            let min_quality = min_quality
+                .map(|q| {
+                    serde_json::from_value(serde_json::Value::String(q.clone())).map_err(|_| {
+                        QueryError::InvalidArgument(format!(
+                            "--min-quality `{q}`: expected `penalized`, `unproven` or `proven`"
+                        ))
+                    })
+                })
+                .transpose()?;
+            let query = PatternQuery {
+                text: text.unwrap_or_default(),
+                tags,
+                accepts: parse_specs(&accepts, "--accepts")?,
+                returns: parse_specs(&returns, "--returns")?,
+                kind,
+                min_quality,
+                depends_on,
+                have: parse_specs(&have, "--have")?,
+                limit,
+            };
+            let engine = Engine::open_index(&index_dir(cli.index))?;
+            let result = engine.search_patterns(&query)?;
+            if cli.json {
+                return print_json(&result);
+            }
+            print_pattern_hits(&result);
+            Ok(())
+        }
+        Command::Files { id } => {
+            let engine = Engine::open_index(&index_dir(cli.index))?;
+            let listing = engine.pattern_files(&id)?;
+            if cli.json {
+                return print_json(&listing);
+            }
+            println!("{}  {} (identity {})", listing.entry, listing.pattern_id, listing.identity);
+            if !listing.has_source {
+                println!("  no source: the record was published without its program");
+            }
+            for f in &listing.files {
+                let lines = f.lines.map_or(String::new(), |l| format!(", {l} lines"));
+                let flags = match (f.main, f.parse_failed) {
+                    (true, false) => " [main]",
+                    (true, true) => " [main, does not parse]",
+                    (false, true) => " [does not parse]",
+                    _ => "",
+                };
+                println!("  {}  ({} bytes{lines}, {}){flags}", f.address, f.bytes, f.digest);
+            }
+            Ok(())
+        }
+        Command::Deps { id, depth } => {
+            let engine = Engine::open_index(&index_dir(cli.index))?;
+            let tree = engine.deps(&id, depth)?;
+            if cli.json {
+                return print_json(&tree);
+            }
+            print_dep(&tree.root, 0);
+            if tree.omitted > 0 {
+                println!("… {} more dependencies omitted (limit {})", tree.omitted, Limits::DEPS_MAX_NODES);
+            }
+            Ok(())
+        }
+        Command::Export { what: ExportWhat::Records } => {
+            let engine = Engine::open_index(&index_dir(cli.index))?;
+            for p in &engine.snapshot().patterns.programs {
+                println!("{}", serde_json::to_string(&engine.published_record(&p.pattern_id, true)?)?);
+            }
             Ok(())
         }
         Command::Export { what: ExportWhat::Patterns } => {
@@ -353,6 +496,71 @@ fn eval_docs(engine: &Engine, qrels: &std::path::Path, k: usize, include_history
     Ok(())
 }
 
+fn print_pattern_hits(result: &fabdex_query::PatternSearch) {
+    println!("{} of {} matching patterns (terms: {})", result.hits.len(), result.matched, result.terms.join(" "));
+    for hit in &result.hits {
+        let meta: Vec<&str> =
+            [hit.kind.map(|k| k.as_str()), hit.quality.map(|q| q.as_str())].into_iter().flatten().collect();
+        println!(
+            "\n{:>2}. {}  [{:.2}] fit: {} · identity {} · {}{}",
+            hit.rank,
+            hit.entry,
+            hit.score,
+            hit.fit.verdict,
+            hit.identity,
+            hit.origin,
+            if meta.is_empty() { String::new() } else { format!(" · {}", meta.join(", ")) }
+        );
+        println!("    {}", hit.import_hint);
+        if let Some(d) = &hit.description {
+            let d = d.replace('\n', " ");
+            let short: String = d.chars().take(200).collect();
+            println!("    {short}{}", if d.chars().count() > 200 { "…" } else { "" });
+        }
+        println!("    why: {}", hit.why.join("; "));
+        for m in &hit.fit.returns {
+            println!("    returns {}: {}", m.field, m.ty);
+        }
+        for n in &hit.fit.not_returned {
+            println!("    does not return {n}");
+        }
+        for n in &hit.fit.not_accepted {
+            println!("    does not accept {n}");
+        }
+        for i in &hit.fit.satisfied {
+            println!("    input {}: {} ← {}", i.input, i.ty, i.by.as_deref().unwrap_or(""));
+        }
+        for i in &hit.fit.missing {
+            println!(
+                "    needs input {}: {}{}",
+                i.input,
+                i.ty,
+                i.description.as_ref().map_or(String::new(), |d| format!(" — {d}"))
+            );
+        }
+    }
+    if result.omitted > 0 {
+        println!(
+            "\n… {} more matching patterns omitted (raise --limit, at most {})",
+            result.omitted,
+            Limits::SEARCH_MAX_LIMIT
+        );
+    }
+}
+
+fn print_dep(node: &fabdex_query::DepNode, depth: usize) {
+    let label = node.entry.as_deref().unwrap_or("(not in this snapshot)");
+    let flags = match (node.cycle, node.cut) {
+        (true, _) => " (cycle: shown above)",
+        (_, true) => " (not expanded: depth or node limit)",
+        _ => "",
+    };
+    println!("{}{}  {}  identity {}{flags}", "  ".repeat(depth), node.pattern_id, label, node.identity);
+    for child in &node.dependencies {
+        print_dep(child, depth + 1);
+    }
+}
+
 fn print_report(r: &IndexReport) -> Result<()> {
     let c = &r.counts;
     println!(
@@ -372,6 +580,16 @@ fn print_report(r: &IndexReport) -> Result<()> {
         println!(
             "pattern sources: {} TS/TSX files, {} programs, {} that swc could not parse (outlined and flagged)",
             c.source_files, c.programs, c.source_parse_failures
+        );
+    }
+    if c.published_records > 0 {
+        println!(
+            "published records: {} ({} without source), identity: {} mismatch, {} unverifiable; {} with declared schemas that disagree with the source",
+            c.published_records,
+            c.records_without_source,
+            c.identity_mismatch,
+            c.identity_unverifiable,
+            c.schema_disagreements
         );
     }
     println!(

@@ -56,6 +56,20 @@ impl Workspace {
         ws
     }
 
+    /// The corpus plus the published records of `corpus/published/` as root
+    /// `registry` (origin `remote-index`).
+    pub fn with_registry() -> Workspace {
+        let ws = Workspace::with_corpus();
+        fs::create_dir_all(ws.path("published")).unwrap();
+        fs::copy(project_root().join("corpus/published/registry.jsonl"), ws.path("published/registry.jsonl")).unwrap();
+        let mut config = fs::read_to_string(ws.path("fabdex.toml")).unwrap();
+        config.push_str(
+            "\n[[root]]\nname = \"registry\"\npath = \"published/registry.jsonl\"\nkind = \"published\"\norigin = \"remote-index\"\n",
+        );
+        fs::write(ws.path("fabdex.toml"), config).unwrap();
+        ws
+    }
+
     pub fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }

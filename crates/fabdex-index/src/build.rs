@@ -20,12 +20,13 @@ use tantivy::doc;
 use crate::blobs::BlobStore;
 use crate::config::Config;
 use crate::links::Resolver;
+use crate::published::{PublishedSet, is_source_name};
 use crate::search_schema::{self, UnitText, expand_identifiers};
 use crate::snapshot::{
     Counts, FORMAT_VERSION, IndexLayout, Manifest, ManifestFile, ManifestRoot, SEARCH_VERSION, Snapshot, units_of,
 };
 use crate::walk::{Candidate, FileType, Skipped, walk_root};
-use fabdex_model::ts::{Outline, TsExtraction};
+use fabdex_model::ts::{IdentityStatus, Outline, TsExtraction};
 
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
@@ -142,7 +143,18 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     let mut candidates = Vec::new();
     let mut skipped = Vec::new();
     let mut seen: Vec<HashSet<String>> = Vec::new();
+    let mut published: Vec<(usize, PublishedSet)> = Vec::new();
+    let mut raw_files: Vec<String> = Vec::new();
     for (i, root) in config.roots.iter().enumerate() {
+        if root.kind == Some(RootKind::Published) {
+            let set = crate::published::read_root(root)?;
+            let (sources, raw) = published_candidates(i, &set);
+            candidates.extend(sources);
+            raw_files.extend(raw);
+            published.push((i, set));
+            seen.push(HashSet::new());
+            continue;
+        }
         let walked = walk_root(i, root)?;
         candidates.extend(walked.candidates);
         skipped.extend(walked.skipped);
@@ -185,7 +197,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     phases.insert("read_extract".into(), lap(&mut clock));
 
     // Same sources as an intact published snapshot: re-publish it as it is.
-    let id = snapshot_id(config, &files, &ts_files, &seen, &skipped);
+    let id = snapshot_id(config, &files, &ts_files, &seen, &skipped, &published);
     if layout.snapshot(&id).exists() && verify_all(&layout.snapshot(&id)).is_ok() {
         let mut report: IndexReport = crate::snapshot::read_json(&layout.snapshot(&id).join("report.json"))?;
         report.unchanged = true;
@@ -315,6 +327,8 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     let result = write_snapshot(
         &id,
         &ts_files,
+        &published,
+        &raw_files,
         &staging,
         &layout,
         config,
@@ -354,6 +368,36 @@ fn progress_bar(wanted: bool, len: u64) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
+/// The source files of every published program, as candidates with their
+/// text in memory, and the texts of its other files (kept as blobs only).
+/// Files whose names cannot be addresses are left out here and reported on
+/// the record by `patterns::assemble`.
+fn published_candidates(root: usize, set: &PublishedSet) -> (Vec<Candidate>, Vec<String>) {
+    let mut sources = Vec::new();
+    let mut raw = Vec::new();
+    for r in &set.records {
+        let Some(program) = &r.record.program else { continue };
+        for f in &program.files {
+            if fabdex_model::address::validate_relative_path(f.name.trim_start_matches('/')).is_err() {
+                continue;
+            }
+            if !is_source_name(&f.name) {
+                raw.push(f.contents.clone());
+                continue;
+            }
+            sources.push(Candidate {
+                root,
+                path: fabdex_model::ts::published_file_path(&r.record.pattern_id, &f.name),
+                abs: set.path.join(&r.file),
+                bytes: f.contents.len() as u64,
+                file_type: FileType::TypeScript,
+                inline: Some(f.contents.clone()),
+            });
+        }
+    }
+    (sources, raw)
+}
+
 /// Extraction caches, one folder per extractor and version.
 pub(crate) struct CacheDirs {
     md: PathBuf,
@@ -367,6 +411,9 @@ fn read_text(c: &Candidate, root: &str, max_bytes: u64) -> Result<String, Outcom
     };
     if c.bytes > max_bytes {
         return Err(too_big(c.bytes));
+    }
+    if let Some(text) = &c.inline {
+        return Ok(text.clone());
     }
     let bytes = fs::read(&c.abs).map_err(|e| skip(root, &c.path, format!("cannot read: {e}")))?;
     if bytes.len() as u64 > max_bytes {
@@ -404,7 +451,7 @@ fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, caches: &Cach
     let root = &config.roots[c.root];
     let is_ts = match (c.file_type, root.kind) {
         (FileType::Markdown, _) => false,
-        (FileType::TypeScript, None | Some(RootKind::Patterns)) => true,
+        (FileType::TypeScript, None | Some(RootKind::Patterns | RootKind::Published)) => true,
         (FileType::TypeScript, Some(kind)) => {
             return skip(
                 &root.name,
@@ -436,6 +483,8 @@ fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, caches: &Cach
 fn write_snapshot(
     id: &str,
     ts_files: &[TsFile],
+    published: &[(usize, PublishedSet)],
+    raw_files: &[String],
     staging: &Path,
     layout: &IndexLayout,
     config: &Config,
@@ -454,7 +503,7 @@ fn write_snapshot(
     // Blobs: hard-linked from the published snapshot when unchanged.
     let previous = layout.current_id().map(|id| BlobStore::new(layout.snapshot(&id).join("blobs")));
     let blobs = BlobStore::new(staging.join("blobs"));
-    for text in files.iter().map(|f| &f.text).chain(ts_files.iter().map(|f| &f.text)) {
+    for text in files.iter().map(|f| &f.text).chain(ts_files.iter().map(|f| &f.text)).chain(raw_files) {
         blobs.put(text.as_bytes(), previous.as_ref())?;
     }
 
@@ -468,12 +517,22 @@ fn write_snapshot(
     phases.insert("tables_write".into(), lap(&mut clock));
 
     // Pattern programs: closures, ids and contracts.
-    let patterns = crate::patterns::assemble(config, ts_files);
+    let (patterns, duplicates) = crate::patterns::assemble(config, ts_files, published);
+    let skipped: Vec<Skipped> = skipped.iter().cloned().chain(duplicates).collect();
+    let skipped = &skipped[..];
     let patterns_json = serde_json::to_vec(&patterns)?;
     fs::write(staging.join("tables/patterns.json"), &patterns_json)?;
     tables.insert("tables/patterns.json".to_string(), digest_bytes(&patterns_json));
     counts.source_files = patterns.files.len() as u64;
     counts.programs = patterns.programs.len() as u64;
+    let published_rows = patterns.programs.iter().filter(|p| p.published.is_some());
+    counts.published_records = published_rows.clone().count() as u64;
+    counts.records_without_source = published_rows.clone().filter(|p| !p.has_source).count() as u64;
+    counts.identity_mismatch =
+        patterns.programs.iter().filter(|p| p.identity.status == IdentityStatus::Mismatch).count() as u64;
+    counts.identity_unverifiable =
+        patterns.programs.iter().filter(|p| p.identity.status == IdentityStatus::Unverifiable).count() as u64;
+    counts.schema_disagreements = patterns.programs.iter().filter(|p| p.agreement.disagrees()).count() as u64;
     counts.source_parse_failures = patterns.files.iter().filter(|f| f.extraction.parse_failed).count() as u64;
     phases.insert("patterns".into(), lap(&mut clock));
 
@@ -575,6 +634,7 @@ fn snapshot_id(
     ts_files: &[TsFile],
     seen: &[HashSet<String>],
     skipped: &[Skipped],
+    published: &[(usize, PublishedSet)],
 ) -> String {
     let mut h = blake3::Hasher::new();
     h.update(
@@ -603,6 +663,11 @@ fn snapshot_id(
     }
     for s in skipped {
         h.update(format!("skipped {}/{} {}\n", s.root, s.path, s.reason).as_bytes());
+    }
+    for (root, set) in published {
+        for (file, digest) in &set.files {
+            h.update(format!("published {}/{file} {digest}\n", config.roots[*root].name).as_bytes());
+        }
     }
     h.finalize().to_hex()[..16].to_string()
 }

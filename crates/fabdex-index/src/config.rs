@@ -129,7 +129,15 @@ impl Config {
                     root.name
                 );
             }
-            if !root.path.is_dir() {
+            if root.kind == Some(RootKind::Published) {
+                if !root.path.is_dir() && !root.path.is_file() {
+                    bail!(
+                        "root `{}`: `{}` does not exist (a published root is a .jsonl file or a folder of them)",
+                        root.name,
+                        root.path.display()
+                    );
+                }
+            } else if !root.path.is_dir() {
                 bail!("root `{}`: `{}` does not exist or is not a folder", root.name, root.path.display());
             }
         }

@@ -26,6 +26,7 @@ pub mod build;
 pub mod config;
 pub mod links;
 pub mod patterns;
+pub mod published;
 pub mod search_schema;
 pub mod snapshot;
 pub mod walk;

@@ -3,11 +3,19 @@
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
-use fabdex_model::ts::{PatternsTable, ProgramFile, ProgramRow, SourceFileRow};
+use fabdex_model::digest_text;
+use fabdex_model::records::RootKind;
+use fabdex_model::ts::{
+    Agreement, Contract, Identity, IdentityStatus, PatternsTable, ProgramFile, ProgramOrigin, ProgramRow,
+    SchemaAgreement, SourceFileRow, published_file_path,
+};
 use fabdex_ts::program::{program_contract, resolve_relative};
+use serde_json::Value;
 
 use crate::build::TsFile;
 use crate::config::Config;
+use crate::published::{PublishedSet, RecordLine};
+use crate::walk::Skipped;
 
 /// Whether an extracted file is a program entry: it default-exports
 /// `pattern(...)`, and is neither a test nor a `mod.ts` re-export module.
@@ -49,9 +57,131 @@ pub fn program_id(entry: &str, files: &[ProgramFile]) -> String {
     base64url(h.finalize().as_bytes())
 }
 
-pub(crate) fn assemble(config: &Config, files: &[TsFile]) -> PatternsTable {
+/// Files by `(root, path)`, for closures.
+type FileIndex<'a> = HashMap<(usize, &'a str), usize>;
+
+/// The closure of relative imports from `entry`, entry first, cycles visited
+/// once. Imports are resolved only to paths `inside` accepts; the others are
+/// returned as `(specifier, importing file)`.
+fn closure(
+    files: &[TsFile],
+    index: &FileIndex<'_>,
+    entry: usize,
+    inside: impl Fn(&str) -> bool,
+) -> (Vec<usize>, Vec<(String, String)>) {
+    let root = files[entry].candidate.root;
+    let mut order = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut unresolved = Vec::new();
+    let mut queue = VecDeque::from([entry]);
+    while let Some(fi) = queue.pop_front() {
+        if !seen.insert(fi) {
+            continue;
+        }
+        order.push(fi);
+        let file = &files[fi];
+        for imp in file.ts.imports.iter().filter(|imp| imp.kind == fabdex_model::ts::ImportKind::Relative) {
+            let exists = |p: &str| inside(p) && index.contains_key(&(root, p));
+            match resolve_relative(&file.candidate.path, &imp.specifier, exists) {
+                Some(target) => queue.push_back(index[&(root, target.as_str())]),
+                None => unresolved.push((imp.specifier.clone(), file.candidate.path.clone())),
+            }
+        }
+    }
+    (order, unresolved)
+}
+
+/// `cf:pattern:` ids the files import.
+fn scanned_dependencies(files: &[TsFile], order: &[usize]) -> Vec<String> {
+    let mut deps: Vec<String> = order
+        .iter()
+        .flat_map(|&fi| files[fi].ts.imports.iter())
+        .filter_map(|imp| imp.cf.as_ref().and_then(|c| c.pattern_id()).map(str::to_string))
+        .collect();
+    deps.sort();
+    deps.dedup();
+    deps
+}
+
+/// Description and hashtags from source: the result type's JSDoc (or the
+/// entry pattern's), and its `#tags`.
+fn described(contract: &Contract, entry: &TsFile) -> (Option<String>, Vec<String>) {
+    let result = contract.result_schema.as_ref();
+    let description = result
+        .and_then(|r| r.get("description"))
+        .and_then(|d| d.as_str())
+        .map(str::to_string)
+        .or_else(|| entry.ts.patterns.iter().find(|p| p.default_export).and_then(|p| p.jsdoc.clone()));
+    let hashtags = result
+        .and_then(|r| r.get("tags"))
+        .and_then(|t| t.as_array())
+        .map(|t| t.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    (description, hashtags)
+}
+
+fn program_files(files: &[TsFile], order: &[usize], name: impl Fn(&TsFile) -> String) -> Vec<ProgramFile> {
+    order
+        .iter()
+        .map(|&fi| ProgramFile {
+            name: name(&files[fi]),
+            bytes: files[fi].text.len() as u64,
+            digest: files[fi].digest.clone(),
+        })
+        .collect()
+}
+
+fn contract_of(files: &[TsFile], order: &[usize]) -> Contract {
+    let sources: Vec<(String, String)> =
+        order.iter().map(|&fi| (files[fi].candidate.path.clone(), files[fi].text.clone())).collect();
+    program_contract(&sources)
+}
+
+/// Sort `required` arrays so that two schemas compare as the compiler's
+/// baselines are compared (object keys are already unordered in `Value`).
+pub fn normalized(schema: &Value) -> Value {
+    match schema {
+        Value::Object(m) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in m {
+                let v = match (k.as_str(), v) {
+                    ("required", Value::Array(items)) => {
+                        let mut items = items.clone();
+                        items.sort_by_key(|x| x.to_string());
+                        Value::Array(items)
+                    }
+                    _ => normalized(v),
+                };
+                out.insert(k.clone(), v);
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(normalized).collect()),
+        other => other.clone(),
+    }
+}
+
+fn agreement(declared: Option<&Value>, extracted: Option<&Value>) -> Agreement {
+    match (declared, extracted) {
+        (Some(d), Some(e)) if normalized(d) == normalized(e) => Agreement::Agree,
+        (Some(_), Some(_)) => Agreement::Disagree,
+        (Some(_), None) => Agreement::DeclaredOnly,
+        (None, Some(_)) => Agreement::ExtractedOnly,
+        (None, None) => Agreement::Neither,
+    }
+}
+
+/// Build the pattern tables: every indexed file, every program of a source
+/// tree and every published record. Returns the rows and the programs left
+/// out because an earlier one has the same pattern id.
+pub(crate) fn assemble(
+    config: &Config,
+    files: &[TsFile],
+    published: &[(usize, PublishedSet)],
+) -> (PatternsTable, Vec<Skipped>) {
     let mut table = PatternsTable::default();
-    let index: HashMap<(usize, &str), usize> =
+    let mut duplicates = Vec::new();
+    let index: FileIndex<'_> =
         files.iter().enumerate().map(|(i, f)| ((f.candidate.root, f.candidate.path.as_str()), i)).collect();
     for f in files {
         let root = &config.roots[f.candidate.root];
@@ -64,76 +194,226 @@ pub(crate) fn assemble(config: &Config, files: &[TsFile]) -> PatternsTable {
             lines: f.text.lines().count() as u32,
             extraction: f.ts.clone(),
             outline: f.outline.clone(),
-            entry: is_entry(&f.candidate.path, f),
+            entry: root.kind != Some(RootKind::Published) && is_entry(&f.candidate.path, f),
         });
     }
+    let mut ids: HashMap<String, String> = HashMap::new();
     for (i, f) in files.iter().enumerate() {
-        if !is_entry(&f.candidate.path, f) {
+        let root = &config.roots[f.candidate.root];
+        if root.kind == Some(RootKind::Published) || !is_entry(&f.candidate.path, f) {
             continue;
         }
-        let root_index = f.candidate.root;
-        let root = &config.roots[root_index];
-        // The closure of relative imports, entry first, cycles visited once.
-        let mut order = Vec::new();
-        let mut seen = BTreeSet::new();
-        let mut unresolved = Vec::new();
-        let mut queue = VecDeque::from([i]);
-        while let Some(fi) = queue.pop_front() {
-            if !seen.insert(fi) {
-                continue;
-            }
-            order.push(fi);
-            let file = &files[fi];
-            for imp in file.ts.imports.iter().filter(|imp| imp.kind == fabdex_model::ts::ImportKind::Relative) {
-                let exists = |p: &str| index.contains_key(&(root_index, p));
-                match resolve_relative(&file.candidate.path, &imp.specifier, exists) {
-                    Some(target) => queue.push_back(index[&(root_index, target.as_str())]),
-                    None => unresolved.push(format!("`{}` imported by {}", imp.specifier, file.candidate.path)),
-                }
-            }
+        let (order, unresolved) = closure(files, &index, i, |_| true);
+        let program_files = program_files(files, &order, |f| f.candidate.path.clone());
+        let contract = contract_of(files, &order);
+        let dependencies = scanned_dependencies(files, &order);
+        let (description, hashtags) = described(&contract, f);
+        let pattern_id = program_id(&f.candidate.path, &program_files);
+        let entry = format!("{}/{}", root.name, f.candidate.path);
+        if let Some(first) = ids.get(&pattern_id) {
+            duplicates.push(Skipped {
+                root: root.name.clone(),
+                path: f.candidate.path.clone(),
+                reason: format!("program has the same pattern id `{pattern_id}` as {first} (indexed once)"),
+            });
+            continue;
         }
-        let program_files: Vec<ProgramFile> = order
-            .iter()
-            .map(|&fi| ProgramFile {
-                name: files[fi].candidate.path.clone(),
-                bytes: files[fi].text.len() as u64,
-                digest: files[fi].digest.clone(),
-            })
-            .collect();
-        let sources: Vec<(String, String)> =
-            order.iter().map(|&fi| (files[fi].candidate.path.clone(), files[fi].text.clone())).collect();
-        let contract = program_contract(&sources);
-        let mut dependencies: Vec<String> = order
-            .iter()
-            .flat_map(|&fi| files[fi].ts.imports.iter())
-            .filter_map(|imp| imp.cf.as_ref().and_then(|c| c.pattern_id()).map(str::to_string))
-            .collect();
-        dependencies.sort();
-        dependencies.dedup();
-        let result = contract.result_schema.as_ref();
-        let description = result
-            .and_then(|r| r.get("description"))
-            .and_then(|d| d.as_str())
-            .map(str::to_string)
-            .or_else(|| f.ts.patterns.iter().find(|p| p.default_export).and_then(|p| p.jsdoc.clone()));
-        let hashtags = result
-            .and_then(|r| r.get("tags"))
-            .and_then(|t| t.as_array())
-            .map(|t| t.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
-            .unwrap_or_default();
+        ids.insert(pattern_id.clone(), entry.clone());
+        let unresolved: Vec<String> =
+            unresolved.into_iter().map(|(spec, file)| format!("`{spec}` imported by {file}")).collect();
         table.programs.push(ProgramRow {
-            pattern_id: program_id(&f.candidate.path, &program_files),
-            aliases: vec![format!("{}/{}", root.name, f.candidate.path), f.candidate.path.clone()],
-            entry: format!("{}/{}", root.name, f.candidate.path),
+            identity: Identity {
+                status: IdentityStatus::Verified,
+                computed: Some(pattern_id.clone()),
+                reasons: vec![],
+            },
+            pattern_id,
+            aliases: vec![entry.clone(), f.candidate.path.clone()],
+            entry,
             files: program_files,
             unresolved_imports: unresolved,
+            agreement: SchemaAgreement {
+                argument: agreement(None, contract.argument_schema.as_ref()),
+                result: agreement(None, contract.result_schema.as_ref()),
+            },
             contract,
+            scanned_dependencies: dependencies.clone(),
             dependencies,
             description,
             hashtags,
+            origin: root.origin_label(),
+            source: ProgramOrigin::Tree { root: root.name.clone() },
+            has_source: true,
+            published: None,
+            dependents: vec![],
         });
     }
-    table
+    for (root_index, set) in published {
+        let root = &config.roots[*root_index];
+        for r in &set.records {
+            let row = published_row(config, *root_index, r, files, &index);
+            if let Some(first) = ids.get(&row.pattern_id) {
+                duplicates.push(Skipped {
+                    root: root.name.clone(),
+                    path: format!("{}:{}", r.file, r.line),
+                    reason: format!("record has the same pattern id `{}` as {first} (indexed once)", row.pattern_id),
+                });
+                continue;
+            }
+            ids.insert(row.pattern_id.clone(), row.entry.clone());
+            table.programs.push(row);
+        }
+    }
+    // Reverse edges among indexed programs.
+    let position: HashMap<String, usize> =
+        table.programs.iter().enumerate().map(|(i, p)| (p.pattern_id.clone(), i)).collect();
+    let mut dependents: Vec<Vec<String>> = vec![Vec::new(); table.programs.len()];
+    for p in &table.programs {
+        for d in &p.dependencies {
+            if let Some(&target) = position.get(d) {
+                dependents[target].push(p.pattern_id.clone());
+            }
+        }
+    }
+    for (p, mut deps) in table.programs.iter_mut().zip(dependents) {
+        deps.sort();
+        deps.dedup();
+        p.dependents = deps;
+    }
+    (table, duplicates)
+}
+
+/// One published record as a program row: its files (if it has a program),
+/// the closure from main inside those files, the identity check and both
+/// contracts side by side.
+fn published_row(
+    config: &Config,
+    root_index: usize,
+    r: &RecordLine,
+    files: &[TsFile],
+    index: &FileIndex<'_>,
+) -> ProgramRow {
+    let root = &config.roots[root_index];
+    let record = &r.record;
+    let id = &record.pattern_id;
+    let prefix = published_file_path(id, "");
+    let mut reasons = Vec::new();
+    let mut program_files_out = Vec::new();
+    let mut unresolved_out = Vec::new();
+    let mut contract = Contract {
+        argument_schema: None,
+        result_schema: None,
+        inferred: None,
+        notes: vec!["no source: the record has no program, so nothing was extracted".into()],
+    };
+    let mut scanned = Vec::new();
+    let mut computed = None;
+    let mut extracted_description = (None, Vec::new());
+    match &record.program {
+        None => reasons.push("the record has no program (source missing)".to_string()),
+        Some(program) => {
+            for f in &program.files {
+                if let Err(e) = fabdex_model::address::validate_relative_path(f.name.trim_start_matches('/')) {
+                    reasons.push(format!("file name `{}` is not usable: {e}", f.name.escape_debug()));
+                }
+            }
+            let main_key = published_file_path(id, &program.main);
+            let main = index.get(&(root_index, main_key.as_str())).copied();
+            // Every file of the record, main first, in the record's order.
+            let mut listed: Vec<ProgramFile> = program
+                .files
+                .iter()
+                .map(|f| ProgramFile {
+                    name: f.name.clone(),
+                    bytes: f.contents.len() as u64,
+                    digest: digest_text(&f.contents),
+                })
+                .collect();
+            if let Some(pos) =
+                listed.iter().position(|f| f.name.trim_start_matches('/') == program.main.trim_start_matches('/'))
+            {
+                let main_file = listed.remove(pos);
+                listed.insert(0, main_file);
+            }
+            match main {
+                None => {
+                    reasons.push(format!("main `{}` is not among the program's files", program.main));
+                    contract.notes = vec![format!("no contract: main `{}` is not among the files", program.main)];
+                }
+                Some(entry) => {
+                    let (order, unresolved) = closure(files, index, entry, |p| p.starts_with(&prefix));
+                    for (spec, file) in unresolved {
+                        let file = file.strip_prefix(&prefix).unwrap_or(&file).to_string();
+                        reasons.push(format!("`{spec}` imported by {file} resolves to no file of the program"));
+                        unresolved_out.push(format!("`{spec}` imported by {file}"));
+                    }
+                    contract = contract_of(files, &order);
+                    scanned = scanned_dependencies(files, &order);
+                    extracted_description = described(&contract, &files[entry]);
+                }
+            }
+            if reasons.is_empty() {
+                let id_now = program_id(program.main.trim_start_matches('/'), &normalized_names(&listed));
+                if &id_now != id {
+                    reasons.push(format!(
+                        "patternId `{id}` is not the content identity `{id_now}` of main and its {} files",
+                        listed.len()
+                    ));
+                }
+                computed = Some(id_now);
+            }
+            program_files_out = listed;
+        }
+    }
+    let status = match (&computed, reasons.is_empty()) {
+        (Some(_), true) => IdentityStatus::Verified,
+        (Some(_), false) => IdentityStatus::Mismatch,
+        (None, _) => IdentityStatus::Unverifiable,
+    };
+    let mut dependencies: Vec<String> = record
+        .dependencies
+        .iter()
+        .map(|d| d.trim().trim_start_matches("cf:pattern:").to_string())
+        .chain(scanned.iter().cloned())
+        .collect();
+    dependencies.sort();
+    dependencies.dedup();
+    let description = Some(record.description.trim().to_string()).filter(|d| !d.is_empty()).or(extracted_description.0);
+    let hashtags = if record.hashtags.is_empty() { extracted_description.1 } else { record.hashtags.clone() };
+    let mut declared = record.clone();
+    declared.program = None;
+    let agreement = SchemaAgreement {
+        argument: agreement(record.argument_schema.as_ref(), contract.argument_schema.as_ref()),
+        result: agreement(record.result_schema.as_ref(), contract.result_schema.as_ref()),
+    };
+    let entry = match &record.program {
+        Some(p) => format!("{}/{}", root.name, published_file_path(id, &p.main)),
+        None => format!("{}/{id}", root.name),
+    };
+    ProgramRow {
+        pattern_id: id.clone(),
+        aliases: vec![],
+        entry,
+        files: program_files_out,
+        unresolved_imports: unresolved_out,
+        contract,
+        dependencies,
+        description,
+        hashtags,
+        origin: root.origin_label(),
+        source: ProgramOrigin::Published { root: root.name.clone(), file: r.file.clone(), line: r.line },
+        has_source: record.program.is_some(),
+        identity: Identity { status, computed, reasons },
+        published: Some(declared),
+        agreement,
+        scanned_dependencies: scanned,
+        dependents: vec![],
+    }
+}
+
+/// File names without a leading `/`, so `/main.tsx` and `main.tsx` are one identity.
+fn normalized_names(files: &[ProgramFile]) -> Vec<ProgramFile> {
+    files.iter().map(|f| ProgramFile { name: f.name.trim_start_matches('/').to_string(), ..f.clone() }).collect()
 }
 
 #[cfg(test)]

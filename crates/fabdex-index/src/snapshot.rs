@@ -98,6 +98,17 @@ pub struct Counts {
     pub programs: u64,
     #[serde(default)]
     pub source_parse_failures: u64,
+    /// Published records, and how their identity checks came out.
+    #[serde(default)]
+    pub published_records: u64,
+    #[serde(default)]
+    pub records_without_source: u64,
+    #[serde(default)]
+    pub identity_mismatch: u64,
+    #[serde(default)]
+    pub identity_unverifiable: u64,
+    #[serde(default)]
+    pub schema_disagreements: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -42,6 +42,9 @@ pub struct Candidate {
     pub abs: PathBuf,
     pub bytes: u64,
     pub file_type: FileType,
+    /// Text already in memory (a file of a published program); `abs` is then
+    /// the feed it came from.
+    pub inline: Option<String>,
 }
 
 /// A file that was seen but not indexed.
@@ -144,6 +147,7 @@ pub fn walk_root(index: usize, root: &RootConfig) -> Result<Walked> {
             path: rel_str,
             abs: entry.path().to_path_buf(),
             bytes,
+            inline: None,
         });
     }
     for dir in pruned.lock().unwrap_or_else(|p| p.into_inner()).iter() {

@@ -7,6 +7,12 @@
 //! doc:<root>/<path>#<anchor>           a section (GitHub-style anchor)
 //! doc:<root>/<path>#<anchor>~<n>       part n (1-based) of a section split for size
 //! ...@<offset>                         the same text, from char offset <offset>
+//!
+//! pattern:<id>                         a program's main file
+//! pattern:<id>/<path>                  one file of a program (path as the program names it)
+//! pattern:<id>/<path>:L<a>-L<b>        lines a..=b of it (`:L<a>` alone: line a)
+//! pattern:<id>/<path>#<Symbol>         the lines of a definition, found by the outline
+//! ...@<offset>                         the same text, from char offset <offset>
 //! ```
 //!
 //! `<root>` is a configured root name; `<path>` is relative to that root and may
@@ -28,6 +34,45 @@ pub struct AddressError {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Address {
     Doc(DocAddress),
+    Pattern(PatternAddress),
+}
+
+/// An address of pattern source: a program's file, lines or definition.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PatternAddress {
+    pub pattern_id: String,
+    /// `None`: the program's main file.
+    pub path: Option<String>,
+    /// 1-based inclusive line range.
+    pub lines: Option<(u32, u32)>,
+    /// A definition name, resolved through the file's outline.
+    pub symbol: Option<String>,
+    pub offset: u64,
+}
+
+impl PatternAddress {
+    pub fn with_offset(&self, offset: u64) -> PatternAddress {
+        PatternAddress { offset, ..self.clone() }
+    }
+}
+
+impl fmt::Display for PatternAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "pattern:{}", self.pattern_id)?;
+        if let Some(path) = &self.path {
+            write!(f, "/{path}")?;
+        }
+        if let Some((a, b)) = self.lines {
+            if a == b { write!(f, ":L{a}")? } else { write!(f, ":L{a}-L{b}")? }
+        }
+        if let Some(symbol) = &self.symbol {
+            write!(f, "#{symbol}")?;
+        }
+        if self.offset > 0 {
+            write!(f, "@{}", self.offset)?;
+        }
+        Ok(())
+    }
 }
 
 /// An address of Markdown text: a file, its preamble, a section or a part.
@@ -93,6 +138,7 @@ impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Address::Doc(doc) => doc.fmt(f),
+            Address::Pattern(p) => p.fmt(f),
         }
     }
 }
@@ -113,19 +159,64 @@ impl Address {
         if let Some(rest) = input.strip_prefix("doc:") {
             return parse_doc(rest).map(Address::Doc).map_err(|r| err(&r));
         }
+        if let Some(rest) = input.strip_prefix("pattern:") {
+            return parse_pattern(rest).map(Address::Pattern).map_err(|r| err(&r));
+        }
         match input.split_once(':') {
             Some((scheme, _)) if !scheme.is_empty() && !scheme.contains('/') => {
-                Err(err(&format!("unknown scheme `{scheme}:` (expected `doc:`)")))
+                Err(err(&format!("unknown scheme `{scheme}:` (expected `doc:` or `pattern:`)")))
             }
-            _ => Err(err("missing scheme (expected `doc:<root>/<path>#<anchor>`)")),
+            _ => Err(err("missing scheme (expected `doc:<root>/<path>#<anchor>` or `pattern:<id>/<path>`)")),
         }
     }
+}
 
-    pub fn as_doc(&self) -> &DocAddress {
-        match self {
-            Address::Doc(doc) => doc,
+fn parse_pattern(rest: &str) -> Result<PatternAddress, String> {
+    let (rest, offset) = split_offset(rest)?;
+    let (rest, symbol) = match rest.rsplit_once('#') {
+        Some((head, sym)) => {
+            if sym.is_empty() || !sym.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.')) {
+                return Err(format!("symbol `#{sym}` must be a non-empty identifier"));
+            }
+            (head, Some(sym.to_string()))
         }
+        None => (rest, None),
+    };
+    let (rest, lines) = match rest.rfind(":L") {
+        Some(at) => {
+            let spec = &rest[at + 2..];
+            let (a, b) = match spec.split_once("-L") {
+                Some((a, b)) => (a, b),
+                None => (spec, spec),
+            };
+            let parse = |n: &str| n.parse::<u32>().ok().filter(|n| *n >= 1);
+            match (parse(a), parse(b)) {
+                (Some(a), Some(b)) if a <= b => (&rest[..at], Some((a, b))),
+                _ => return Err(format!("line range `:L{spec}` must be `:L<a>` or `:L<a>-L<b>` with 1 <= a <= b")),
+            }
+        }
+        None => (rest, None),
+    };
+    if lines.is_some() && symbol.is_some() {
+        return Err("give a line range or a symbol, not both".into());
     }
+    let (id, path) = match rest.split_once('/') {
+        Some((id, path)) => (id, Some(path)),
+        None => (rest, None),
+    };
+    if id.is_empty() {
+        return Err("expected `pattern:<id>` or `pattern:<id>/<path>`".into());
+    }
+    if let Some(c) = id.chars().find(|c| c.is_whitespace() || c.is_control() || matches!(c, ':' | '@')) {
+        return Err(format!("pattern id `{}` contains {c:?}", id.escape_debug()));
+    }
+    if let Some(path) = path {
+        validate_relative_path(path)?;
+    }
+    if path.is_none() && (lines.is_some() || symbol.is_some()) {
+        return Err("a line range or symbol needs a file: `pattern:<id>/<path>:L<a>-L<b>`".into());
+    }
+    Ok(PatternAddress { pattern_id: id.to_string(), path: path.map(str::to_string), lines, symbol, offset })
 }
 
 fn parse_doc(rest: &str) -> Result<DocAddress, String> {
@@ -231,7 +322,7 @@ mod tests {
             ("doc:docs/a/b.md#@12", Some(""), None, 12),
         ];
         for (text, anchor, part, offset) in cases {
-            let Address::Doc(doc) = Address::parse(text).unwrap();
+            let Ok(Address::Doc(doc)) = Address::parse(text) else { panic!("{text}") };
             assert_eq!(doc.root, "docs");
             assert_eq!(doc.path, "a/b.md");
             assert_eq!(doc.anchor.as_deref(), anchor, "{text}");
@@ -253,7 +344,14 @@ mod tests {
             ("doc:docs", "expected `<root>/<path>`"),
             ("doc:docs/a.md#x~0", "part"),
             ("doc:docs/a.md#x y", "whitespace"),
-            ("pattern:abc/x.ts", "unknown scheme"),
+            ("file:abc/x.ts", "unknown scheme"),
+            ("pattern:abc/../x.ts", "escapes"),
+            ("pattern:abc/x.ts:L5-L2", "line range"),
+            ("pattern:abc/x.ts:L0", "line range"),
+            ("pattern:abc/x.ts#", "symbol"),
+            ("pattern:abc#Foo", "needs a file"),
+            ("pattern:/x.ts", "expected `pattern:<id>"),
+            ("pattern:abc/x.ts:L2#Foo", "not both"),
             ("docs/a.md", "missing scheme"),
         ];
         for (text, reason) in bad {
@@ -263,7 +361,42 @@ mod tests {
         }
     }
 
+    #[test]
+    fn parses_pattern_addresses() {
+        let cases = [
+            ("pattern:Abc-_9", None, None, None, 0),
+            ("pattern:Abc-_9/mail/inbox.tsx", Some("mail/inbox.tsx"), None, None, 0),
+            ("pattern:Abc-_9/inbox.tsx:L3-L9", Some("inbox.tsx"), Some((3, 9)), None, 0),
+            ("pattern:Abc-_9/inbox.tsx:L4", Some("inbox.tsx"), Some((4, 4)), None, 0),
+            ("pattern:Abc-_9/inbox.tsx#InboxOutput@20", Some("inbox.tsx"), None, Some("InboxOutput"), 20),
+        ];
+        for (text, path, lines, symbol, offset) in cases {
+            let Ok(Address::Pattern(p)) = Address::parse(text) else { panic!("{text}") };
+            assert_eq!(p.pattern_id, "Abc-_9");
+            assert_eq!(p.path.as_deref(), path, "{text}");
+            assert_eq!(p.lines, lines, "{text}");
+            assert_eq!(p.symbol.as_deref(), symbol, "{text}");
+            assert_eq!(p.offset, offset, "{text}");
+            assert_eq!(p.to_string(), text, "display round-trips");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn pattern_addresses_round_trip(
+            id in "[A-Za-z0-9_-]{1,43}",
+            segs in proptest::collection::vec("[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,10}", 0..3),
+            lines in proptest::option::of((1u32..500, 0u32..50)),
+            offset in 0u64..1000,
+        ) {
+            let path = if segs.is_empty() { None } else { Some(segs.join("/")) };
+            prop_assume!(path.as_deref().is_none_or(|p| validate_relative_path(p).is_ok()));
+            let lines = if path.is_some() { lines.map(|(a, n)| (a, a + n)) } else { None };
+            let addr = PatternAddress { pattern_id: id, path, lines, symbol: None, offset };
+            let parsed = Address::parse(&addr.to_string()).unwrap();
+            prop_assert_eq!(parsed, Address::Pattern(addr));
+        }
+
         #[test]
         fn parse_never_panics(s in ".{0,80}") {
             let _ = Address::parse(&s);

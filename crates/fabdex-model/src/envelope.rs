@@ -23,6 +23,13 @@ pub struct ReadEnvelope {
     /// Address of the following window; absent when this one reaches the end.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub next: Option<String>,
+    /// Source reads: the first and last line (1-based) the window covers.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub lines: Option<[u32; 2]>,
+    /// Source reads: lines cut at the per-line limit (each ends with a
+    /// `… [N more chars]` marker in `text`).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub clipped_lines: Vec<u32>,
     pub text: String,
 }
 
@@ -48,6 +55,15 @@ impl Limits {
     pub const RELATED_MAX_ITEMS: usize = 100;
     /// Longest query accepted, in chars.
     pub const QUERY_MAX_CHARS: usize = 2_000;
+    /// Chars of one source line returned by a source read when the caller does not say.
+    pub const LINE_DEFAULT_CHARS: u64 = 1_000;
+    /// Depth of a `deps` tree when the caller does not say, and the most allowed.
+    pub const DEPS_DEFAULT_DEPTH: usize = 3;
+    pub const DEPS_MAX_DEPTH: usize = 10;
+    /// Most nodes of one `deps` tree before the rest are reported as omitted.
+    pub const DEPS_MAX_NODES: usize = 500;
+    /// Most records of one `listPatterns` page.
+    pub const LIST_MAX_LIMIT: usize = 500;
 }
 
 /// Slice `text` to the char window `[offset, offset + max_chars)`. Returns the

@@ -13,8 +13,9 @@ pub mod address;
 pub mod digest;
 pub mod envelope;
 pub mod records;
+pub mod registry;
 pub mod ts;
 
-pub use address::{Address, AddressError, DocAddress};
+pub use address::{Address, AddressError, DocAddress, PatternAddress};
 pub use digest::{digest_bytes, digest_text};
 pub use envelope::{Limits, ReadEnvelope};

@@ -152,6 +152,8 @@ pub enum RootKind {
     Docs,
     Skills,
     Patterns,
+    /// Published pattern records as JSON lines (a `.jsonl` file or a folder of them).
+    Published,
 }
 
 impl RootKind {
@@ -160,6 +162,7 @@ impl RootKind {
             RootKind::Docs => "docs",
             RootKind::Skills => "skills",
             RootKind::Patterns => "patterns",
+            RootKind::Published => "published",
         }
     }
 }

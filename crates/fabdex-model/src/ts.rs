@@ -244,11 +244,131 @@ pub struct ProgramRow {
     pub contract: Contract,
     /// `cf:pattern:` references found in the program's sources.
     pub dependencies: Vec<String>,
-    /// JSDoc of the entry's pattern or its output type.
+    /// JSDoc of the entry's pattern or its output type; for a published
+    /// record, the record's description.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub description: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub hashtags: Vec<String>,
+    /// Origin label of the root the program came from.
+    pub origin: String,
+    /// Where the program was read: a source tree or a line of published records.
+    pub source: ProgramOrigin,
+    /// Whether the program's source is in the snapshot (a published record
+    /// may come without it).
+    pub has_source: bool,
+    /// Does the content identity of the program match its pattern id?
+    pub identity: Identity,
+    /// The published record as it was declared (without its program); absent
+    /// for a source tree.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub published: Option<crate::registry::PublishedPattern>,
+    /// Declared schemas (from the record) against extracted ones (from source).
+    pub agreement: SchemaAgreement,
+    /// `cf:pattern:` ids found in the sources (a subset of `dependencies`,
+    /// which also holds the record's declared ones).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub scanned_dependencies: Vec<String>,
+    /// Indexed programs that depend on this one.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub dependents: Vec<String>,
+}
+
+impl ProgramRow {
+    /// The key of one of this program's files in [`PatternsTable::files`]:
+    /// `(root, path)`.
+    pub fn file_key(&self, name: &str) -> (&str, String) {
+        match &self.source {
+            ProgramOrigin::Tree { root } => (root, name.to_string()),
+            ProgramOrigin::Published { root, .. } => (root, published_file_path(&self.pattern_id, name)),
+        }
+    }
+
+    /// The program file a read path names (a leading `/` is ignored).
+    pub fn file(&self, path: &str) -> Option<&ProgramFile> {
+        let wanted = path.trim_start_matches('/');
+        self.files.iter().find(|f| f.name.trim_start_matches('/') == wanted)
+    }
+}
+
+/// Where the files of a published program live in the files table.
+pub fn published_file_path(pattern_id: &str, name: &str) -> String {
+    format!("{pattern_id}/{}", name.trim_start_matches('/'))
+}
+
+/// Where a program was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ProgramOrigin {
+    /// An entry file of a `patterns` root.
+    Tree { root: String },
+    /// A record of a `published` root.
+    Published { root: String, file: String, line: u32 },
+}
+
+/// Content identity check of a program against its pattern id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// `verified`, `mismatch` or `unverifiable`.
+    pub status: IdentityStatus,
+    /// The content identity computed over main and every file, when the
+    /// program is complete enough to compute it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub computed: Option<String>,
+    /// What differs (mismatch) or why it cannot be checked (unverifiable).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdentityStatus {
+    /// Complete program whose content identity is the pattern id.
+    Verified,
+    /// Complete program whose content identity is not the pattern id.
+    Mismatch,
+    /// No program, or one that is incomplete (main missing, relative imports
+    /// that resolve to no file of the program).
+    Unverifiable,
+}
+
+impl IdentityStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdentityStatus::Verified => "verified",
+            IdentityStatus::Mismatch => "mismatch",
+            IdentityStatus::Unverifiable => "unverifiable",
+        }
+    }
+}
+
+/// How a declared schema compares with the one extracted from source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Agreement {
+    /// Equal after sorting object keys and `required`.
+    Agree,
+    Disagree,
+    /// Only the record declares one.
+    DeclaredOnly,
+    /// Only the source gives one (always so for a source tree).
+    ExtractedOnly,
+    /// Neither.
+    #[default]
+    Neither,
+}
+
+/// Declared against extracted, per schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SchemaAgreement {
+    pub argument: Agreement,
+    pub result: Agreement,
+}
+
+impl SchemaAgreement {
+    pub fn disagrees(&self) -> bool {
+        self.argument == Agreement::Disagree || self.result == Agreement::Disagree
+    }
 }
 
 /// The pattern tables of a snapshot.

@@ -13,6 +13,8 @@
 mod error;
 mod eval;
 mod navigate;
+mod pattern_read;
+mod pattern_search;
 mod patterns;
 mod read;
 mod search;
@@ -26,7 +28,9 @@ use fabdex_index::search_schema::{self, Fields};
 pub use error::QueryError;
 pub use eval::{EvalReport, ExpectedSection, Qrel, QuestionResult};
 pub use navigate::{Outline, OutlineRow, Related, RelatedLink, SectionRef};
-pub use patterns::{FileDiagnostic, Inspection};
+pub use pattern_read::{DepNode, DepTree, FileListing, PatternFileRow};
+pub use pattern_search::{FieldMatch, FieldSpec, Fit, InputFit, PatternHit, PatternQuery, PatternSearch};
+pub use patterns::{DeclaredSchemas, FileDiagnostic, Inspection};
 pub use search::{Hit, SearchDocs, SearchResult, Why};
 
 /// An opened snapshot with the lookups queries need.
@@ -44,6 +48,8 @@ pub struct Engine {
     backlinks: Vec<Vec<u32>>,
     /// Section → links (indices) written in it.
     outgoing: Vec<Vec<u32>>,
+    /// Term statistics of every program, for pattern search.
+    pattern_index: pattern_search::PatternIndex,
 }
 
 impl Engine {
@@ -77,7 +83,8 @@ impl Engine {
                 backlinks[t as usize].push(i as u32);
             }
         }
-        Ok(Engine { snap, reader, fields, sections, files, children, backlinks, outgoing })
+        let pattern_index = pattern_search::PatternIndex::build(&snap.patterns.programs);
+        Ok(Engine { snap, reader, fields, sections, files, children, backlinks, outgoing, pattern_index })
     }
 
     pub fn snapshot(&self) -> &Snapshot {

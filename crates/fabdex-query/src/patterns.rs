@@ -2,7 +2,10 @@
 //! render a contract for authors.
 
 use fabdex_model::records::Diagnostic;
-use fabdex_model::ts::{ExportRecord, ImportRecord, ProgramFile, ProgramRow};
+use fabdex_model::registry::{PatternKind, Quality, Signals};
+use fabdex_model::ts::{
+    ExportRecord, Identity, ImportRecord, ProgramFile, ProgramOrigin, ProgramRow, SchemaAgreement, SourceFileRow,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -44,6 +47,48 @@ pub struct Inspection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub hashtags: Vec<String>,
+    /// Origin label (`local-registry`, `remote-index`, …).
+    pub origin: String,
+    /// Where the program was read (a source tree, or a feed file and line).
+    pub source: ProgramOrigin,
+    #[serde(rename = "hasSource")]
+    pub has_source: bool,
+    /// `argumentSchema`/`resultSchema` above are extracted from source; this
+    /// is the content identity check against the pattern id.
+    pub identity: Identity,
+    /// The record's own schemas, side by side with the extracted ones.
+    #[serde(rename = "declaredSchemas", skip_serializing_if = "Option::is_none")]
+    pub declared_schemas: Option<DeclaredSchemas>,
+    /// Declared against extracted, per schema.
+    pub agreement: SchemaAgreement,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<PatternKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quality: Option<Quality>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signals: Option<Signals>,
+    #[serde(rename = "ownerDid", skip_serializing_if = "Option::is_none")]
+    pub owner_did: Option<String>,
+    #[serde(rename = "createdAt", skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    #[serde(rename = "priorPatternId", skip_serializing_if = "Option::is_none")]
+    pub prior_pattern_id: Option<String>,
+    /// Dependencies the record declares (`dependencies` is their union with the scanned ones).
+    #[serde(rename = "declaredDependencies", skip_serializing_if = "Vec::is_empty")]
+    pub declared_dependencies: Vec<String>,
+    #[serde(rename = "scannedDependencies")]
+    pub scanned_dependencies: Vec<String>,
+    /// Indexed programs that depend on this one.
+    pub dependents: Vec<String>,
+}
+
+/// A published record's declared schemas.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeclaredSchemas {
+    #[serde(rename = "argumentSchema")]
+    pub argument_schema: Option<Value>,
+    #[serde(rename = "resultSchema")]
+    pub result_schema: Option<Value>,
 }
 
 impl Engine {
@@ -73,16 +118,27 @@ impl Engine {
         Ok(self.inspection(p))
     }
 
+    /// The indexed file row of one of a program's files.
+    pub(crate) fn program_file_row(&self, p: &ProgramRow, name: &str) -> Option<&SourceFileRow> {
+        let (root, path) = p.file_key(name);
+        self.snap.patterns.files.iter().find(|f| f.root == root && f.path == path)
+    }
+
     fn inspection(&self, p: &ProgramRow) -> Inspection {
-        let root = p.entry.split('/').next().unwrap_or("");
-        let file_row = |name: &str| self.snap.patterns.files.iter().find(|f| f.root == root && f.path == name);
+        let file_row = |name: &str| self.program_file_row(p, name);
+        let meta = p.published.as_ref();
         let entry = p.files.first().and_then(|f| file_row(&f.name));
         let diagnostics = p
             .files
             .iter()
             .filter_map(|f| file_row(&f.name))
             .flat_map(|f| {
-                f.extraction.diagnostics.iter().map(|d| FileDiagnostic { file: f.path.clone(), diagnostic: d.clone() })
+                let (_, prefix) = p.file_key("");
+                let file = f.path.strip_prefix(&prefix).unwrap_or(&f.path).to_string();
+                f.extraction
+                    .diagnostics
+                    .iter()
+                    .map(move |d| FileDiagnostic { file: file.clone(), diagnostic: d.clone() })
             })
             .collect();
         Inspection {
@@ -102,6 +158,24 @@ impl Engine {
             diagnostics,
             description: p.description.clone(),
             hashtags: p.hashtags.clone(),
+            origin: p.origin.clone(),
+            source: p.source.clone(),
+            has_source: p.has_source,
+            identity: p.identity.clone(),
+            declared_schemas: meta.map(|m| DeclaredSchemas {
+                argument_schema: m.argument_schema.clone(),
+                result_schema: m.result_schema.clone(),
+            }),
+            agreement: p.agreement,
+            kind: meta.and_then(|m| m.kind),
+            quality: meta.and_then(|m| m.quality),
+            signals: meta.and_then(|m| m.signals),
+            owner_did: meta.and_then(|m| m.owner_did.clone()),
+            created_at: meta.and_then(|m| m.created_at.clone()),
+            prior_pattern_id: meta.and_then(|m| m.prior_pattern_id.clone()),
+            declared_dependencies: meta.map(|m| m.dependencies.clone()).unwrap_or_default(),
+            scanned_dependencies: p.scanned_dependencies.clone(),
+            dependents: p.dependents.clone(),
         }
     }
 
@@ -138,6 +212,11 @@ impl Engine {
         }
         Ok(out)
     }
+}
+
+/// A property's type as one line of TypeScript.
+pub(crate) fn render_type(s: &Value, _defs: Option<&Value>) -> String {
+    render(s, 0).split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Render a schema as a TypeScript type.

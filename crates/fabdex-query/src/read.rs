@@ -27,6 +27,9 @@ impl Engine {
                 Limits::READ_MAX_CHARS
             )));
         }
+        if let Ok(Address::Pattern(p)) = Address::parse(address.trim()) {
+            return self.read_pattern(&p, offset, Some(max_chars), None);
+        }
         let doc = parse_doc(address)?;
         let offset = offset.unwrap_or(doc.offset);
         let resolved = self.resolve(&doc)?;
@@ -52,6 +55,8 @@ impl Engine {
             digest: digest_text(window),
             truncated,
             next: truncated.then(|| doc.with_offset(end_char).to_string()),
+            lines: None,
+            clipped_lines: vec![],
             text: window.to_string(),
         })
     }
@@ -123,6 +128,9 @@ impl Engine {
 pub(crate) fn parse_doc(address: &str) -> Result<DocAddress, QueryError> {
     match Address::parse(address.trim()) {
         Ok(Address::Doc(doc)) => Ok(doc),
+        Ok(Address::Pattern(p)) => Err(QueryError::InvalidArgument(format!(
+            "`{p}` is a pattern address; this call reads `doc:` addresses (use `fabdex read`)"
+        ))),
         Err(e) => Err(QueryError::InvalidArgument(e.to_string())),
     }
 }

@@ -1,0 +1,650 @@
+//! Pattern search: text, tags and contracts, with a fit verdict per hit.
+//!
+//! Every program is scored with BM25 over five fields (name, description,
+//! tags, result contract, argument contract), each with its own weight, so a
+//! word found in what a pattern *returns* counts for more than the same word
+//! in prose about it. Contract requests (`--returns`, `--accepts`) and the
+//! caller's handles (`--have`) are then checked against the schemas and
+//! reported as the `fit` verdict: a close textual match and a component that
+//! meets the task look different in the answer, not only in the score.
+
+use std::collections::{BTreeSet, HashMap};
+
+use fabdex_index::search_schema::terms;
+use fabdex_model::Limits;
+use fabdex_model::registry::{PatternKind, Quality};
+use fabdex_model::ts::ProgramRow;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::patterns::render_type;
+use crate::{Engine, QueryError};
+
+/// The searchable fields of a program and their weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Name,
+    Description,
+    Tags,
+    Result,
+    Argument,
+}
+
+const FIELDS: [Field; 5] = [Field::Name, Field::Description, Field::Tags, Field::Result, Field::Argument];
+
+impl Field {
+    fn weight(self) -> f64 {
+        match self {
+            Field::Name => 1.5,
+            Field::Description => 1.0,
+            Field::Tags => 1.5,
+            Field::Result => 2.0,
+            Field::Argument => 1.0,
+        }
+    }
+    fn label(self) -> &'static str {
+        match self {
+            Field::Name => "name",
+            Field::Description => "description",
+            Field::Tags => "tags",
+            Field::Result => "result contract",
+            Field::Argument => "argument contract",
+        }
+    }
+}
+
+/// Terms of one program, per field.
+#[derive(Debug, Default)]
+pub(crate) struct PatternDoc {
+    fields: [HashMap<String, u32>; 5],
+    lens: [u32; 5],
+}
+
+/// The in-memory pattern index: built once when the snapshot is opened.
+#[derive(Debug, Default)]
+pub(crate) struct PatternIndex {
+    docs: Vec<PatternDoc>,
+    /// Documents containing a term, in any field.
+    df: HashMap<String, u32>,
+    avg_len: [f64; 5],
+}
+
+/// The schemas search and fit use: extracted from source when there is
+/// source, else the record's declared ones.
+pub(crate) fn effective_schemas(p: &ProgramRow) -> (Option<&Value>, Option<&Value>, &'static str) {
+    let declared = p.published.as_ref();
+    let arg = p.contract.argument_schema.as_ref().or(declared.and_then(|d| d.argument_schema.as_ref()));
+    let res = p.contract.result_schema.as_ref().or(declared.and_then(|d| d.result_schema.as_ref()));
+    let which = if p.contract.argument_schema.is_some() || p.contract.result_schema.is_some() {
+        "extracted"
+    } else if arg.is_some() || res.is_some() {
+        "declared"
+    } else {
+        "none"
+    };
+    (arg, res, which)
+}
+
+/// Property names, their descriptions and the names of referenced
+/// definitions, to two levels, as text.
+fn contract_text(schema: Option<&Value>) -> String {
+    fn walk(s: &Value, defs: Option<&Value>, depth: usize, out: &mut String) {
+        if depth > 2 {
+            return;
+        }
+        if let Some(r) = s.get("$ref").and_then(|r| r.as_str())
+            && let Some(name) = r.strip_prefix("#/$defs/")
+        {
+            out.push_str(name);
+            out.push(' ');
+            if let Some(def) = defs.and_then(|d| d.get(name)) {
+                walk(def, defs, depth + 1, out);
+            }
+        }
+        if let Some(items) = s.get("items") {
+            walk(items, defs, depth, out);
+        }
+        if let Some(props) = s.get("properties").and_then(|p| p.as_object()) {
+            for (k, v) in props {
+                if k.starts_with('$') {
+                    continue;
+                }
+                out.push_str(k);
+                out.push(' ');
+                if let Some(d) = v.get("description").and_then(|d| d.as_str()) {
+                    out.push_str(d);
+                    out.push(' ');
+                }
+                walk(v, defs, depth + 1, out);
+            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            for alt in s.get(key).and_then(|a| a.as_array()).into_iter().flatten() {
+                walk(alt, defs, depth, out);
+            }
+        }
+    }
+    let mut out = String::new();
+    if let Some(s) = schema {
+        walk(s, s.get("$defs"), 0, &mut out);
+    }
+    out
+}
+
+impl PatternIndex {
+    pub(crate) fn build(programs: &[ProgramRow]) -> PatternIndex {
+        let mut index = PatternIndex::default();
+        let mut total = [0u64; 5];
+        for p in programs {
+            let (arg, res, _) = effective_schemas(p);
+            let name = p.entry.rsplit('/').next().unwrap_or(&p.entry).split('.').next().unwrap_or("");
+            let texts = [
+                format!("{name} {}", p.aliases.join(" ").replace(['/', '.', '-'], " ")),
+                p.description.clone().unwrap_or_default(),
+                p.hashtags.join(" ").replace('#', " "),
+                contract_text(res),
+                contract_text(arg),
+            ];
+            let mut doc = PatternDoc::default();
+            let mut seen = BTreeSet::new();
+            for (i, text) in texts.iter().enumerate() {
+                for t in terms(text) {
+                    *doc.fields[i].entry(t.clone()).or_default() += 1;
+                    doc.lens[i] += 1;
+                    seen.insert(t);
+                }
+                total[i] += u64::from(doc.lens[i]);
+            }
+            for t in seen {
+                *index.df.entry(t).or_default() += 1;
+            }
+            index.docs.push(doc);
+        }
+        let n = programs.len().max(1) as f64;
+        index.avg_len = total.map(|t| (t as f64 / n).max(1.0));
+        index
+    }
+
+    /// BM25 per field, summed with field weights; with the matched terms per field.
+    fn score(&self, doc: usize, query: &[String]) -> (f64, Vec<(Field, Vec<String>)>) {
+        const K1: f64 = 1.2;
+        const B: f64 = 0.75;
+        let n = self.docs.len() as f64;
+        let d = &self.docs[doc];
+        let mut score = 0.0;
+        let mut matched: Vec<(Field, Vec<String>)> = Vec::new();
+        for (fi, field) in FIELDS.iter().enumerate() {
+            let mut terms_here = Vec::new();
+            for t in query {
+                let Some(&tf) = d.fields[fi].get(t) else { continue };
+                let df = f64::from(*self.df.get(t).unwrap_or(&1));
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                let tf = f64::from(tf);
+                let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * f64::from(d.lens[fi]) / self.avg_len[fi]));
+                score += field.weight() * idf * norm;
+                if !terms_here.contains(t) {
+                    terms_here.push(t.clone());
+                }
+            }
+            if !terms_here.is_empty() {
+                matched.push((*field, terms_here));
+            }
+        }
+        (score, matched)
+    }
+}
+
+/// A requested contract field: `NAME` or `NAME:TYPE`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldSpec {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
+}
+
+impl FieldSpec {
+    /// Parse `NAME[:TYPE]`; `what` names the option in errors.
+    pub fn parse(spec: &str, what: &str) -> Result<FieldSpec, QueryError> {
+        let (name, ty) = match spec.split_once(':') {
+            Some((n, t)) => (n.trim(), Some(t.trim())),
+            None => (spec.trim(), None),
+        };
+        if name.is_empty() || ty.is_some_and(str::is_empty) {
+            return Err(QueryError::InvalidArgument(format!("{what} `{spec}`: expected NAME or NAME:TYPE")));
+        }
+        Ok(FieldSpec { name: name.to_string(), ty: ty.map(str::to_string) })
+    }
+}
+
+/// What `search patterns` takes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatternQuery {
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub accepts: Vec<FieldSpec>,
+    #[serde(default)]
+    pub returns: Vec<FieldSpec>,
+    #[serde(default)]
+    pub kind: Option<PatternKind>,
+    #[serde(default)]
+    pub min_quality: Option<Quality>,
+    #[serde(default)]
+    pub depends_on: Option<String>,
+    /// Handles the caller holds: `TOKEN:TYPE`.
+    #[serde(default)]
+    pub have: Vec<FieldSpec>,
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// A contract field that was requested and found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldMatch {
+    pub requested: String,
+    /// The field found, and its type as TypeScript.
+    pub field: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+}
+
+/// A required input, and the handle that satisfies it (if any).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputFit {
+    pub input: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub description: Option<String>,
+    /// The `--have` token bound to it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub by: Option<String>,
+}
+
+/// How well a pattern fits the request, from its contract.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fit {
+    /// With `--returns`/`--accepts`: `meets` (every requested field found and
+    /// every required input bound by `--have`), `needs-inputs` (every
+    /// requested field found, some required input unbound), `partial` (some
+    /// requested fields found) or `textual` (none found). Without them:
+    /// `contract-match` (query words matched contract fields) or `textual`
+    /// (only the name, description or tags matched). `missing` lists unbound
+    /// required inputs in every case.
+    pub verdict: String,
+    /// Which schemas were used: `extracted`, `declared` or `none`.
+    pub contract: String,
+    pub returns: Vec<FieldMatch>,
+    #[serde(rename = "notReturned")]
+    pub not_returned: Vec<String>,
+    pub accepts: Vec<FieldMatch>,
+    #[serde(rename = "notAccepted")]
+    pub not_accepted: Vec<String>,
+    /// Required inputs bound by a `--have` token.
+    pub satisfied: Vec<InputFit>,
+    /// Required inputs (no default) that no `--have` token binds.
+    pub missing: Vec<InputFit>,
+}
+
+/// One ranked pattern.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PatternHit {
+    pub rank: usize,
+    /// Citable: `pattern:<id>` (the program's main file).
+    pub address: String,
+    #[serde(rename = "patternId")]
+    pub pattern_id: String,
+    #[serde(rename = "importHint")]
+    pub import_hint: String,
+    pub entry: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub hashtags: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<PatternKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quality: Option<Quality>,
+    pub origin: String,
+    /// `verified`, `mismatch` or `unverifiable`.
+    pub identity: String,
+    #[serde(rename = "hasSource")]
+    pub has_source: bool,
+    pub score: f64,
+    /// Why it is here: matched terms per field, tags, contract fields.
+    pub why: Vec<String>,
+    pub fit: Fit,
+}
+
+/// The answer of `search patterns`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PatternSearch {
+    pub snapshot: String,
+    pub query: PatternQuery,
+    /// Analyzed query terms.
+    pub terms: Vec<String>,
+    /// Programs that passed the filters and matched something.
+    pub matched: usize,
+    pub hits: Vec<PatternHit>,
+    /// Hits left out by the limit.
+    pub omitted: usize,
+}
+
+/// Letters and digits, lowercased: `mail_db`, `mailDb` and `MailDB` compare equal.
+fn squash(s: &str) -> String {
+    s.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
+}
+
+/// Does a property schema have the requested type? Accepts JSON types
+/// (`array`, `string`, …), `cell`/`stream`, definition names and `T[]`; any
+/// other word must appear in the TypeScript rendering.
+fn type_matches(schema: &Value, rendered: &str, wanted: &str) -> bool {
+    let w = wanted.trim().to_ascii_lowercase();
+    let json_type = schema.get("type").and_then(|t| t.as_str()).unwrap_or("");
+    let cells: Vec<String> = schema
+        .get("asCell")
+        .and_then(|c| c.as_array())
+        .map(|c| c.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    match w.as_str() {
+        "array" | "list" => json_type == "array",
+        "string" | "number" | "integer" | "boolean" | "object" => {
+            json_type == w || (w == "number" && json_type == "integer")
+        }
+        "cell" | "writable" => cells.iter().any(|c| c == "cell"),
+        "stream" => cells.iter().any(|c| c == "stream"),
+        _ => {
+            if let Some(inner) = w.strip_suffix("[]") {
+                return json_type == "array" && schema.get("items").is_some_and(|i| type_matches(i, rendered, inner));
+            }
+            let rendered = rendered.to_ascii_lowercase();
+            rendered.split(|c: char| !c.is_alphanumeric() && c != '_').any(|word| squash(word) == squash(&w))
+        }
+    }
+}
+
+/// Top-level properties of a schema, with resolved `$ref`s.
+fn properties(schema: Option<&Value>) -> Vec<(String, Value, bool)> {
+    let Some(schema) = schema else { return vec![] };
+    let resolved = match schema.get("$ref").and_then(|r| r.as_str()).and_then(|r| r.strip_prefix("#/$defs/")) {
+        Some(name) => schema.get("$defs").and_then(|d| d.get(name)).unwrap_or(schema),
+        None => schema,
+    };
+    let required: Vec<&str> = resolved
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|x| x.as_str()).collect())
+        .unwrap_or_default();
+    resolved
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|props| props.iter().map(|(k, v)| (k.clone(), v.clone(), required.contains(&k.as_str()))).collect())
+        .unwrap_or_default()
+}
+
+fn find_field(props: &[(String, Value, bool)], spec: &FieldSpec, defs: Option<&Value>) -> Option<FieldMatch> {
+    props.iter().find_map(|(name, schema, _)| {
+        if squash(name) != squash(&spec.name) {
+            return None;
+        }
+        let rendered = render_type(schema, defs);
+        if let Some(ty) = &spec.ty
+            && !type_matches(schema, &rendered, ty)
+        {
+            return None;
+        }
+        Some(FieldMatch { requested: spec_text(spec), field: name.clone(), ty: rendered })
+    })
+}
+
+fn spec_text(spec: &FieldSpec) -> String {
+    match &spec.ty {
+        Some(t) => format!("{}:{t}", spec.name),
+        None => spec.name.clone(),
+    }
+}
+
+/// The fit of one program; `contract_terms` says whether query terms matched its contract fields.
+fn fit(p: &ProgramRow, q: &PatternQuery, contract_terms: bool) -> Fit {
+    let (arg, res, which) = effective_schemas(p);
+    let res_props = properties(res);
+    let arg_props = properties(arg);
+    let mut out = Fit {
+        verdict: String::new(),
+        contract: which.to_string(),
+        returns: vec![],
+        not_returned: vec![],
+        accepts: vec![],
+        not_accepted: vec![],
+        satisfied: vec![],
+        missing: vec![],
+    };
+    for spec in &q.returns {
+        match find_field(&res_props, spec, res.and_then(|r| r.get("$defs"))) {
+            Some(m) => out.returns.push(m),
+            None => out.not_returned.push(spec_text(spec)),
+        }
+    }
+    for spec in &q.accepts {
+        match find_field(&arg_props, spec, arg.and_then(|a| a.get("$defs"))) {
+            Some(m) => out.accepts.push(m),
+            None => out.not_accepted.push(spec_text(spec)),
+        }
+    }
+    // Required inputs: in `required` and without a default.
+    let defs = arg.and_then(|a| a.get("$defs"));
+    let mut used = BTreeSet::new();
+    for (name, schema, required) in &arg_props {
+        if !required || schema.get("default").is_some() {
+            continue;
+        }
+        let rendered = render_type(schema, defs);
+        let by_name = q.have.iter().enumerate().find(|(i, h)| {
+            !used.contains(i)
+                && squash(&h.name) == squash(name)
+                && h.ty.as_ref().is_none_or(|t| type_matches(schema, &rendered, t))
+        });
+        let by_type = || {
+            q.have
+                .iter()
+                .enumerate()
+                .find(|(i, h)| !used.contains(i) && h.ty.as_ref().is_some_and(|t| type_matches(schema, &rendered, t)))
+        };
+        let input = InputFit {
+            input: name.clone(),
+            ty: rendered.clone(),
+            description: schema.get("description").and_then(|d| d.as_str()).map(str::to_string),
+            by: None,
+        };
+        match by_name.or_else(by_type) {
+            Some((i, h)) => {
+                used.insert(i);
+                out.satisfied.push(InputFit { by: Some(h.name.clone()), ..input });
+            }
+            None => out.missing.push(input),
+        }
+    }
+    let requested = !q.returns.is_empty() || !q.accepts.is_empty();
+    let all_found = out.not_returned.is_empty() && out.not_accepted.is_empty();
+    let any_found = !out.returns.is_empty() || !out.accepts.is_empty();
+    out.verdict = if requested && !all_found {
+        if any_found { "partial" } else { "textual" }
+    } else if !requested {
+        if contract_terms { "contract-match" } else { "textual" }
+    } else if !out.missing.is_empty() {
+        "needs-inputs"
+    } else {
+        "meets"
+    }
+    .to_string();
+    out
+}
+
+fn quality_factor(q: Option<Quality>) -> f64 {
+    match q {
+        Some(Quality::Proven) => 1.1,
+        Some(Quality::Penalized) => 0.8,
+        _ => 1.0,
+    }
+}
+
+fn normalize_tag(t: &str) -> String {
+    t.trim().trim_start_matches('#').to_lowercase()
+}
+
+impl Engine {
+    /// Ranked patterns for a query; see [`PatternQuery`].
+    pub fn search_patterns(&self, q: &PatternQuery) -> Result<PatternSearch, QueryError> {
+        let limit = q.limit.unwrap_or(Limits::SEARCH_DEFAULT_LIMIT);
+        if limit == 0 || limit > Limits::SEARCH_MAX_LIMIT {
+            return Err(QueryError::InvalidArgument(format!(
+                "limit {limit} is out of range: it must be between 1 and {}",
+                Limits::SEARCH_MAX_LIMIT
+            )));
+        }
+        if q.text.chars().count() > Limits::QUERY_MAX_CHARS {
+            return Err(QueryError::InvalidArgument(format!(
+                "query is {} chars long; the most accepted is {}",
+                q.text.chars().count(),
+                Limits::QUERY_MAX_CHARS
+            )));
+        }
+        let depends_on = q.depends_on.as_ref().map(|id| {
+            self.program(id)
+                .map(|p| p.pattern_id.clone())
+                .unwrap_or_else(|_| id.trim().trim_start_matches("cf:pattern:").to_string())
+        });
+        let mut query_terms = terms(&q.text);
+        query_terms.dedup();
+        let mut seen = BTreeSet::new();
+        query_terms.retain(|t| seen.insert(t.clone()));
+        let wanted_tags: Vec<String> = q.tags.iter().map(|t| normalize_tag(t)).collect();
+        let nothing_asked = query_terms.is_empty()
+            && q.returns.is_empty()
+            && q.accepts.is_empty()
+            && wanted_tags.is_empty()
+            && q.kind.is_none()
+            && q.min_quality.is_none()
+            && depends_on.is_none();
+        if nothing_asked {
+            return Err(QueryError::InvalidArgument(
+                "nothing to search for: give TEXT (with words other than stop words), --tag, --accepts, --returns or a filter"
+                    .into(),
+            ));
+        }
+        let mut scored: Vec<PatternHit> = Vec::new();
+        for (i, p) in self.snap.patterns.programs.iter().enumerate() {
+            let meta = p.published.as_ref();
+            let kind = meta.and_then(|m| m.kind);
+            let quality = meta.and_then(|m| m.quality);
+            if q.kind.is_some() && kind != q.kind {
+                continue;
+            }
+            if let Some(min) = q.min_quality
+                && quality.is_none_or(|have| have < min)
+            {
+                continue;
+            }
+            if let Some(dep) = &depends_on
+                && !p.dependencies.contains(dep)
+            {
+                continue;
+            }
+            let tags: Vec<String> = p.hashtags.iter().map(|t| normalize_tag(t)).collect();
+            if !wanted_tags.iter().all(|t| tags.contains(t)) {
+                continue;
+            }
+            let (text_score, matched) = self.pattern_index.score(i, &query_terms);
+            let contract_terms = matched.iter().any(|(f, _)| matches!(f, Field::Result | Field::Argument));
+            let fit = fit(p, q, contract_terms);
+            let mut why: Vec<String> =
+                matched.iter().map(|(f, ts)| format!("{}: {}", f.label(), ts.join(", "))).collect();
+            for t in &wanted_tags {
+                why.push(format!("tag #{t}"));
+            }
+            for m in &fit.returns {
+                why.push(format!("returns {}: {}", m.field, m.ty));
+            }
+            for m in &fit.accepts {
+                why.push(format!("accepts {}: {}", m.field, m.ty));
+            }
+            if let Some(dep) = &depends_on {
+                why.push(format!("depends on {dep}"));
+            }
+            // Contract requests weigh like strong text matches: each field
+            // found adds, each missing one subtracts.
+            let requested = (q.returns.len() + q.accepts.len()) as f64;
+            let found = (fit.returns.len() + fit.accepts.len()) as f64;
+            let contract_score =
+                if requested > 0.0 { 10.0 * found / requested - 2.0 * (requested - found) } else { 0.0 };
+            let unbound = if q.have.is_empty() { 0.0 } else { fit.missing.len() as f64 };
+            let score = (text_score + contract_score - unbound) * quality_factor(quality);
+            let matched_anything = text_score > 0.0 || found > 0.0 || (query_terms.is_empty() && requested == 0.0);
+            if !matched_anything {
+                continue;
+            }
+            scored.push(PatternHit {
+                rank: 0,
+                address: format!("pattern:{}", p.pattern_id),
+                pattern_id: p.pattern_id.clone(),
+                import_hint: format!("import X from \"cf:pattern:{}\"", p.pattern_id),
+                entry: p.entry.clone(),
+                description: p.description.clone(),
+                hashtags: p.hashtags.clone(),
+                kind,
+                quality,
+                origin: p.origin.clone(),
+                identity: p.identity.status.as_str().to_string(),
+                has_source: p.has_source,
+                score: (score * 1000.0).round() / 1000.0,
+                why,
+                fit,
+            });
+        }
+        scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.entry.cmp(&b.entry)));
+        let matched = scored.len();
+        scored.truncate(limit);
+        for (i, h) in scored.iter_mut().enumerate() {
+            h.rank = i + 1;
+        }
+        Ok(PatternSearch {
+            snapshot: self.snapshot_id().to_string(),
+            query: q.clone(),
+            terms: query_terms,
+            matched,
+            omitted: matched - scored.len(),
+            hits: scored,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn types_match_json_types_cells_definitions_and_arrays() {
+        let arr = json!({"type": "array", "items": {"$ref": "#/$defs/MessageHeader"}});
+        assert!(type_matches(&arr, "MessageHeader[]", "array"));
+        assert!(type_matches(&arr, "MessageHeader[]", "list"));
+        assert!(type_matches(&arr, "MessageHeader[]", "MessageHeader"));
+        assert!(!type_matches(&arr, "MessageHeader[]", "string"));
+        let db = json!({"$ref": "#/$defs/MailDatabase", "asCell": ["cell"]});
+        assert!(type_matches(&db, "Writable<MailDatabase>", "MailDatabase"));
+        assert!(type_matches(&db, "Writable<MailDatabase>", "cell"));
+        assert!(!type_matches(&db, "Writable<MailDatabase>", "stream"));
+        assert!(type_matches(&json!({"type": "integer"}), "number", "number"));
+    }
+
+    #[test]
+    fn field_specs_parse_and_reject_empty_parts() {
+        assert_eq!(FieldSpec::parse("db:MailDatabase", "--have").unwrap().ty.as_deref(), Some("MailDatabase"));
+        assert_eq!(FieldSpec::parse("messages", "--returns").unwrap().ty, None);
+        let err = FieldSpec::parse(":x", "--returns").unwrap_err().to_string();
+        assert!(err.contains("--returns `:x`"), "{err}");
+        assert!(FieldSpec::parse("a:", "--have").is_err());
+    }
+}
