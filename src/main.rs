@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use fabdex_index::{BuildOptions, Config, IndexReport};
 use fabdex_model::Limits;
@@ -38,6 +38,29 @@ enum Command {
         /// Index directory to write (overrides --index and the config).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Pull every record (with source) from a pattern index service at this
+        /// base URL and index it as the `published` root `remote`. The bearer
+        /// token comes from $FABDEX_INDEX_TOKEN.
+        #[arg(long, value_name = "URL")]
+        from_index: Option<String>,
+        /// Per-request timeout of the pull, in seconds.
+        #[arg(long, default_value_t = 30)]
+        timeout: u64,
+    },
+    /// Serve the published snapshot: the index service's endpoints over HTTP.
+    Serve {
+        /// Address to listen on, e.g. 127.0.0.1:8080 (port 0 picks a free port).
+        #[arg(long, value_name = "ADDR")]
+        http: String,
+        /// Largest request body accepted, in bytes.
+        #[arg(long, default_value_t = 1024 * 1024)]
+        max_body_bytes: usize,
+        /// Longest a request may run, in seconds.
+        #[arg(long, default_value_t = 30)]
+        timeout: u64,
+        /// Requests served at once.
+        #[arg(long, default_value_t = 64)]
+        max_concurrency: usize,
     },
     /// Search the index.
     Search {
@@ -204,11 +227,12 @@ fn index_dir(cli_index: Option<PathBuf>) -> PathBuf {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Index { roots, config, out } => {
-            let config = match (config, roots.is_empty()) {
+        Command::Index { roots, config, out, from_index, timeout } => {
+            let mut config = match (config, roots.is_empty()) {
                 (Some(path), true) => Config::load(&path)?,
                 (Some(_), false) => anyhow::bail!("give either ROOT paths or --config, not both"),
                 (None, false) => Config::from_roots(&roots)?,
+                (None, true) if from_index.is_some() => Config::default(),
                 (None, true) => {
                     let default = PathBuf::from("fabdex.toml");
                     if !default.exists() {
@@ -218,11 +242,50 @@ fn run(cli: Cli) -> Result<()> {
                 }
             };
             let dir = out.or(cli.index).or(config.index.out.clone()).unwrap_or_else(|| PathBuf::from(".fabdex"));
+            if let Some(url) = from_index {
+                let token = std::env::var("FABDEX_INDEX_TOKEN").ok().filter(|t| !t.is_empty());
+                let opts = fabdex_remote::ClientOptions {
+                    token,
+                    timeout: std::time::Duration::from_secs(timeout.max(1)),
+                    ..Default::default()
+                };
+                let records = fabdex_remote::Client::new(&url, opts)?
+                    .pull()
+                    .with_context(|| format!("pulling from `{url}` failed; the index was not changed"))?;
+                let pulls = dir.join("pulls");
+                std::fs::create_dir_all(&pulls).with_context(|| format!("cannot create `{}`", pulls.display()))?;
+                let feed = pulls.join("remote.jsonl");
+                fabdex_remote::write_feed(&feed, &records)?;
+                if !cli.json {
+                    eprintln!("pulled {} records from {url}", records.len());
+                }
+                config.roots.push(fabdex_index::RootConfig {
+                    name: "remote".into(),
+                    path: feed.canonicalize()?,
+                    kind: Some(fabdex_model::records::RootKind::Published),
+                    origin: Some("remote-index".into()),
+                    include: vec![],
+                    exclude: vec![],
+                });
+            }
             let mut opts = BuildOptions::new(dir);
             opts.progress = !cli.json;
             opts.keep_snapshots = config.index.keep_snapshots;
             let report = fabdex_index::build(&config, &opts)?;
             if cli.json { print_json(&report) } else { print_report(&report) }
+        }
+        Command::Serve { http, max_body_bytes, timeout, max_concurrency } => {
+            let opts = fabdex_serve::ServeOptions {
+                token: std::env::var("FABDEX_SERVE_TOKEN").ok().filter(|t| !t.is_empty()),
+                max_body_bytes,
+                timeout: std::time::Duration::from_secs(timeout.max(1)),
+                max_concurrency,
+            };
+            fabdex_serve::serve_http(&http, &index_dir(cli.index), opts, |addr| {
+                use std::io::Write;
+                println!("listening on http://{addr}");
+                let _ = std::io::stdout().flush();
+            })
         }
         Command::Search { what: SearchWhat::Docs { query, limit, path_prefix, include_history } } => {
             let engine = Engine::open_index(&index_dir(cli.index))?;

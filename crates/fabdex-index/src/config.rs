@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Files larger than this are skipped (and reported) unless the config says otherwise.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     #[serde(default)]
