@@ -366,7 +366,7 @@ fn type_matches(schema: &Value, rendered: &str, wanted: &str) -> bool {
 }
 
 /// Top-level properties of a schema, with resolved `$ref`s.
-fn properties(schema: Option<&Value>) -> Vec<(String, Value, bool)> {
+fn properties(schema: Option<&Value>) -> Vec<(&str, &Value, bool)> {
     let Some(schema) = schema else { return vec![] };
     let resolved = match schema.get("$ref").and_then(|r| r.as_str()).and_then(|r| r.strip_prefix("#/$defs/")) {
         Some(name) => schema.get("$defs").and_then(|d| d.get(name)).unwrap_or(schema),
@@ -380,11 +380,11 @@ fn properties(schema: Option<&Value>) -> Vec<(String, Value, bool)> {
     resolved
         .get("properties")
         .and_then(|p| p.as_object())
-        .map(|props| props.iter().map(|(k, v)| (k.clone(), v.clone(), required.contains(&k.as_str()))).collect())
+        .map(|props| props.iter().map(|(k, v)| (k.as_str(), v, required.contains(&k.as_str()))).collect())
         .unwrap_or_default()
 }
 
-fn find_field(props: &[(String, Value, bool)], spec: &FieldSpec, defs: Option<&Value>) -> Option<FieldMatch> {
+fn find_field(props: &[(&str, &Value, bool)], spec: &FieldSpec, defs: Option<&Value>) -> Option<FieldMatch> {
     props.iter().find_map(|(name, schema, _)| {
         if squash(name) != squash(&spec.name) {
             return None;
@@ -395,7 +395,7 @@ fn find_field(props: &[(String, Value, bool)], spec: &FieldSpec, defs: Option<&V
         {
             return None;
         }
-        Some(FieldMatch { requested: spec_text(spec), field: name.clone(), ty: rendered })
+        Some(FieldMatch { requested: spec_text(spec), field: name.to_string(), ty: rendered })
     })
 }
 
@@ -406,8 +406,9 @@ fn spec_text(spec: &FieldSpec) -> String {
     }
 }
 
-/// The fit of one program; `contract_terms` says whether query terms matched its contract fields.
-fn fit(p: &ProgramRow, q: &PatternQuery, contract_terms: bool) -> Fit {
+/// The fit of one program; `contract_terms` says whether query terms matched
+/// its contract fields; `with_inputs` also checks its required inputs against `--have`.
+fn fit(p: &ProgramRow, q: &PatternQuery, contract_terms: bool, with_inputs: bool) -> Fit {
     let (arg, res, which) = effective_schemas(p);
     let res_props = properties(res);
     let arg_props = properties(arg);
@@ -437,7 +438,7 @@ fn fit(p: &ProgramRow, q: &PatternQuery, contract_terms: bool) -> Fit {
     let defs = arg.and_then(|a| a.get("$defs"));
     let mut used = BTreeSet::new();
     for (name, schema, required) in &arg_props {
-        if !required || schema.get("default").is_some() {
+        if !with_inputs || !required || schema.get("default").is_some() {
             continue;
         }
         let rendered = render_type(schema, defs);
@@ -453,7 +454,7 @@ fn fit(p: &ProgramRow, q: &PatternQuery, contract_terms: bool) -> Fit {
                 .find(|(i, h)| !used.contains(i) && h.ty.as_ref().is_some_and(|t| type_matches(schema, &rendered, t)))
         };
         let input = InputFit {
-            input: name.clone(),
+            input: name.to_string(),
             ty: rendered.clone(),
             description: schema.get("description").and_then(|d| d.as_str()).map(str::to_string),
             by: None,
@@ -534,12 +535,21 @@ impl Engine {
                     .into(),
             ));
         }
-        let mut scored: Vec<PatternHit> = Vec::new();
+        // Fit changes the score only when the caller asked for contract
+        // fields or named handles; otherwise it is computed for shown hits only.
+        let fit_scores = !q.returns.is_empty() || !q.accepts.is_empty() || !q.have.is_empty();
+        let requested = (q.returns.len() + q.accepts.len()) as f64;
+        struct Candidate<'a> {
+            program: &'a ProgramRow,
+            score: f64,
+            matched: Vec<(Field, Vec<String>)>,
+            fit: Option<Fit>,
+        }
+        let mut candidates: Vec<Candidate<'_>> = Vec::new();
         for (i, p) in self.snap.patterns.programs.iter().enumerate() {
             let meta = p.published.as_ref();
-            let kind = meta.and_then(|m| m.kind);
             let quality = meta.and_then(|m| m.quality);
-            if q.kind.is_some() && kind != q.kind {
+            if q.kind.is_some() && meta.and_then(|m| m.kind) != q.kind {
                 continue;
             }
             if let Some(min) = q.min_quality
@@ -552,63 +562,72 @@ impl Engine {
             {
                 continue;
             }
-            let tags: Vec<String> = p.hashtags.iter().map(|t| normalize_tag(t)).collect();
-            if !wanted_tags.iter().all(|t| tags.contains(t)) {
+            if !wanted_tags.iter().all(|t| p.hashtags.iter().any(|h| &normalize_tag(h) == t)) {
                 continue;
             }
             let (text_score, matched) = self.pattern_index.score(i, &query_terms);
             let contract_terms = matched.iter().any(|(f, _)| matches!(f, Field::Result | Field::Argument));
-            let fit = fit(p, q, contract_terms);
-            let mut why: Vec<String> =
-                matched.iter().map(|(f, ts)| format!("{}: {}", f.label(), ts.join(", "))).collect();
-            for t in &wanted_tags {
-                why.push(format!("tag #{t}"));
-            }
-            for m in &fit.returns {
-                why.push(format!("returns {}: {}", m.field, m.ty));
-            }
-            for m in &fit.accepts {
-                why.push(format!("accepts {}: {}", m.field, m.ty));
-            }
-            if let Some(dep) = &depends_on {
-                why.push(format!("depends on {dep}"));
-            }
+            let fit = fit_scores.then(|| fit(p, q, contract_terms, !q.have.is_empty()));
             // Contract requests weigh like strong text matches: each field
-            // found adds, each missing one subtracts.
-            let requested = (q.returns.len() + q.accepts.len()) as f64;
-            let found = (fit.returns.len() + fit.accepts.len()) as f64;
-            let contract_score =
-                if requested > 0.0 { 10.0 * found / requested - 2.0 * (requested - found) } else { 0.0 };
-            let unbound = if q.have.is_empty() { 0.0 } else { fit.missing.len() as f64 };
-            let score = (text_score + contract_score - unbound) * quality_factor(quality);
+            // found adds, each missing one subtracts; so does each unbound input.
+            let (found, contract_score, unbound) = match &fit {
+                Some(f) => {
+                    let found = (f.returns.len() + f.accepts.len()) as f64;
+                    let contract =
+                        if requested > 0.0 { 10.0 * found / requested - 2.0 * (requested - found) } else { 0.0 };
+                    let unbound = if q.have.is_empty() { 0.0 } else { f.missing.len() as f64 };
+                    (found, contract, unbound)
+                }
+                None => (0.0, 0.0, 0.0),
+            };
             let matched_anything = text_score > 0.0 || found > 0.0 || (query_terms.is_empty() && requested == 0.0);
             if !matched_anything {
                 continue;
             }
-            scored.push(PatternHit {
-                rank: 0,
-                address: format!("pattern:{}", p.pattern_id),
-                pattern_id: p.pattern_id.clone(),
-                import_hint: format!("import X from \"cf:pattern:{}\"", p.pattern_id),
-                entry: p.entry.clone(),
-                description: p.description.clone(),
-                hashtags: p.hashtags.clone(),
-                kind,
-                quality,
-                origin: p.origin.clone(),
-                identity: p.identity.status.as_str().to_string(),
-                has_source: p.has_source,
-                score: (score * 1000.0).round() / 1000.0,
-                why,
-                fit,
-            });
+            let score = (text_score + contract_score - unbound) * quality_factor(quality);
+            candidates.push(Candidate { program: p, score: (score * 1000.0).round() / 1000.0, matched, fit });
         }
-        scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.entry.cmp(&b.entry)));
-        let matched = scored.len();
-        scored.truncate(limit);
-        for (i, h) in scored.iter_mut().enumerate() {
-            h.rank = i + 1;
-        }
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.program.entry.cmp(&b.program.entry)));
+        let matched = candidates.len();
+        candidates.truncate(limit);
+        let scored: Vec<PatternHit> = candidates
+            .into_iter()
+            .enumerate()
+            .map(|(rank, c)| {
+                let p = c.program;
+                let meta = p.published.as_ref();
+                let contract_terms = c.matched.iter().any(|(f, _)| matches!(f, Field::Result | Field::Argument));
+                let fit = match c.fit {
+                    Some(f) if !q.have.is_empty() => f,
+                    _ => fit(p, q, contract_terms, true),
+                };
+                let mut why: Vec<String> =
+                    c.matched.iter().map(|(f, ts)| format!("{}: {}", f.label(), ts.join(", "))).collect();
+                why.extend(wanted_tags.iter().map(|t| format!("tag #{t}")));
+                why.extend(fit.returns.iter().map(|m| format!("returns {}: {}", m.field, m.ty)));
+                why.extend(fit.accepts.iter().map(|m| format!("accepts {}: {}", m.field, m.ty)));
+                if let Some(dep) = &depends_on {
+                    why.push(format!("depends on {dep}"));
+                }
+                PatternHit {
+                    rank: rank + 1,
+                    address: format!("pattern:{}", p.pattern_id),
+                    pattern_id: p.pattern_id.clone(),
+                    import_hint: format!("import X from \"cf:pattern:{}\"", p.pattern_id),
+                    entry: p.entry.clone(),
+                    description: p.description.clone(),
+                    hashtags: p.hashtags.clone(),
+                    kind: meta.and_then(|m| m.kind),
+                    quality: meta.and_then(|m| m.quality),
+                    origin: p.origin.clone(),
+                    identity: p.identity.status.as_str().to_string(),
+                    has_source: p.has_source,
+                    score: c.score,
+                    why,
+                    fit,
+                }
+            })
+            .collect();
         Ok(PatternSearch {
             snapshot: self.snapshot_id().to_string(),
             query: q.clone(),
