@@ -10,7 +10,7 @@ QUESTION="${1:-how do I tell whether looking up another piece by hashtag found n
 cargo build --release --locked -p fabdex
 fabdex=target/release/fabdex
 
-echo "== fabdex index   (bundled fabdex.toml: corpus/docs, corpus/skills, corpus/patterns)"
+echo "== fabdex index   (bundled fabdex.toml: corpus/docs, corpus/skills, corpus/patterns, corpus/published)"
 "$fabdex" index
 
 echo
@@ -26,6 +26,20 @@ echo
 echo "== fabdex related $top"
 "$fabdex" related "${top%~*}"
 
+TASK="give me a simple list view of my email inbox"
+echo
+echo "== fabdex search patterns \"$TASK\" --limit 3"
+"$fabdex" search patterns "$TASK" --limit 3
+
+echo
+echo "== fabdex search patterns --returns messages:array --have mailbox:MailDatabase   (contract fit)"
+"$fabdex" search patterns --returns messages:array --have mailbox:MailDatabase --limit 2
+
 echo
 echo "== fabdex contract mail/mail-reader.tsx   (what the mail reader takes and returns)"
 "$fabdex" contract mail/mail-reader.tsx
+
+reader=$("$fabdex" inspect mail/mail-reader.tsx --json | grep -m1 '"patternId"' | sed -E 's/.*"patternId": "([^"]+)".*/\1/')
+echo
+echo "== fabdex read pattern:$reader/mail/types.ts#MessageHeader"
+"$fabdex" read "pattern:$reader/mail/types.ts#MessageHeader"

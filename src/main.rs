@@ -383,6 +383,39 @@ fn run(cli: Cli) -> Result<()> {
             }
             println!("{}  {}", inspection.entry, inspection.pattern_id);
             println!("  {}", inspection.import_hint);
+            let meta: Vec<String> = [
+                inspection.kind.map(|k| format!("kind {}", k.as_str())),
+                inspection.quality.map(|q| format!("quality {}", q.as_str())),
+                inspection.owner_did.as_ref().map(|o| format!("owner {o}")),
+                inspection.created_at.as_ref().map(|c| format!("created {c}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            println!(
+                "  origin {} · identity {}{}",
+                inspection.origin,
+                inspection.identity.status.as_str(),
+                if meta.is_empty() { String::new() } else { format!(" · {}", meta.join(" · ")) }
+            );
+            for reason in &inspection.identity.reasons {
+                println!("    {reason}");
+            }
+            if !inspection.has_source {
+                println!("  no source: the record was published without its program");
+            }
+            if inspection.declared_schemas.is_some() {
+                println!(
+                    "  declared schemas vs extracted: argument {:?}, result {:?}",
+                    inspection.agreement.argument, inspection.agreement.result
+                );
+            }
+            for d in &inspection.dependencies {
+                println!("  depends on {d}");
+            }
+            for d in &inspection.dependents {
+                println!("  used by {d}");
+            }
             if let Some(d) = &inspection.description {
                 println!("  {}", d.replace('\n', " "));
             }

@@ -79,3 +79,46 @@ fn errors_have_exit_codes_and_json_bodies() {
     assert_eq!(code, 1);
     assert!(err.contains("does-not-exist") && err.contains("does not exist"), "{err}");
 }
+
+#[test]
+fn pattern_search_files_read_and_deps_from_the_command_line() {
+    let ws = Workspace::with_registry();
+    assert_eq!(fabdex(&ws, &["index"]).0, 0);
+    let (code, out, err) = fabdex(&ws, &["search", "patterns", "simple list view of my email inbox", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let top = json(&out)["hits"][0].clone();
+    assert!(top["entry"].as_str().unwrap().ends_with("mail/inbox.tsx"));
+    assert_eq!(top["fit"]["missing"][0]["input"], "db");
+    let id = top["patternId"].as_str().unwrap().to_string();
+
+    let (code, out, _) = fabdex(&ws, &["search", "patterns", "inbox", "--have", "db:MailDatabase"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("input db: Writable<MailDatabase> ← db"), "{out}");
+
+    let (code, out, _) = fabdex(&ws, &["files", &id, "--json"]);
+    assert_eq!(code, 0);
+    let files = json(&out)["files"].as_array().unwrap().clone();
+    let types = files.iter().find(|f| f["name"] == "mail/types.ts").unwrap();
+    let (code, out, err) = fabdex(&ws, &["read", &format!("{}:L1-L3", types["address"].as_str().unwrap())]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 3, "{out}");
+    assert!(err.contains("lines 1–3"), "{err}");
+
+    let (code, out, _) = fabdex(&ws, &["deps", &id, "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(json(&out)["root"]["patternId"], id.as_str());
+
+    let (code, out, _) = fabdex(&ws, &["export", "records"]);
+    assert_eq!(code, 0);
+    assert!(out.lines().count() >= 25);
+    assert!(out.lines().all(|l| json(l)["patternId"].is_string()));
+
+    let (code, _, err) = fabdex(&ws, &["search", "patterns", "inbox", "--kind", "widget"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--kind `widget`"), "{err}");
+    let (code, _, err) = fabdex(&ws, &["read", &format!("pattern:{id}/nope.tsx")]);
+    assert_eq!(code, 3);
+    assert!(err.contains("`nope.tsx` is not a file of pattern"), "{err}");
+    let (code, _, err) = fabdex(&ws, &["read", "doc:docs/FAQ.md", "--max-line-chars", "5"]);
+    assert_eq!(code, 2, "{err}");
+}
