@@ -22,8 +22,47 @@ struct Cli {
     /// Print JSON instead of text.
     #[arg(long, global = true)]
     json: bool,
+    /// Record every call in this research run's ledger (see `fabdex run new`).
+    #[arg(long, global = true, env = "FABDEX_RUN")]
+    run: Option<String>,
+    /// Release policy (TOML): which origins' text may go to which consumer.
+    #[arg(long, global = true, env = "FABDEX_POLICY")]
+    policy: Option<PathBuf>,
+    /// Who receives the text, as the policy names consumers.
+    #[arg(long, global = true, env = "FABDEX_CONSUMER", default_value = "research")]
+    consumer: String,
+    /// Folder of research runs (default: `<index>/runs`).
+    #[arg(long, global = true, env = "FABDEX_RUNS")]
+    runs: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The run, policy and consumer every query call goes through.
+struct Scope {
+    index: PathBuf,
+    run: Option<String>,
+    policy: Option<PathBuf>,
+    consumer: String,
+    runs: PathBuf,
+}
+
+impl Scope {
+    fn store(&self) -> fabdex_ledger::RunStore {
+        fabdex_ledger::RunStore::new(self.runs.clone())
+    }
+
+    fn session<'a>(&self, engine: &'a Engine) -> Result<fabdex_ledger::Session<'a>> {
+        let mut session = fabdex_ledger::Session::new(engine);
+        session.consumer = self.consumer.clone();
+        if let Some(run) = &self.run {
+            session.ledger = Some(self.store().ledger(run)?);
+        }
+        if let Some(p) = &self.policy {
+            session.policy = Some(fabdex_ledger::Policy::load(p)?);
+        }
+        Ok(session)
+    }
 }
 
 #[derive(Subcommand)]
@@ -109,11 +148,58 @@ enum Command {
     },
     /// A pattern's argument and result as TypeScript-like types, for authors.
     Contract { id: String },
+    /// Research runs.
+    Run {
+        #[command(subcommand)]
+        what: RunWhat,
+    },
+    /// What a research run read: records, citations, verification, exposure.
+    Ledger {
+        #[command(subcommand)]
+        what: LedgerWhat,
+    },
+    /// Write the provenance sidecar of an authored pattern: the run, what it
+    /// consulted (with digests), the pattern's own `cf:pattern:` imports, and
+    /// the run's exposure set.
+    Provenance {
+        run: String,
+        /// The authored pattern (TS/TSX).
+        #[arg(long)]
+        pattern: PathBuf,
+        /// Where to write the sidecar (default: `<pattern>.provenance.json`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Measure retrieval quality against judged questions.
     Eval {
         #[command(subcommand)]
         what: EvalWhat,
     },
+}
+
+#[derive(Subcommand)]
+enum RunWhat {
+    /// Make a new research run and print its id.
+    New,
+}
+
+#[derive(Subcommand)]
+enum LedgerWhat {
+    /// Every record of a run (and any line that is not one).
+    Show { run: String },
+    /// Reopen one cited text from the snapshot and check its digest.
+    Cite {
+        citation: String,
+        /// Look in this run only (default: every run).
+        #[arg(long = "in")]
+        in_run: Option<String>,
+    },
+    /// Check every read of a run against the snapshot: identical, changed since, or gone.
+    Verify { run: String },
+    /// The docs and patterns a run read, apart from any pattern's dependencies.
+    Consulted { run: String },
+    /// The origins a run has read, with counts.
+    Exposure { run: String },
 }
 
 #[derive(Subcommand)]
@@ -204,6 +290,7 @@ fn main() -> ExitCode {
                 Some(q @ QueryError::NotFound(_)) => (q.kind(), 3),
                 Some(q @ QueryError::NoSnapshot(_)) => (q.kind(), 4),
                 Some(q @ QueryError::Corrupt(_)) => (q.kind(), 5),
+                Some(q @ QueryError::Denied(_)) => (q.kind(), 6),
                 None => ("error", 1),
             };
             let message = format!("{err:#}");
@@ -226,6 +313,14 @@ fn index_dir(cli_index: Option<PathBuf>) -> PathBuf {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    let index = index_dir(cli.index.clone());
+    let scope = Scope {
+        runs: cli.runs.clone().unwrap_or_else(|| fabdex_ledger::store::default_runs_dir(&index)),
+        index,
+        run: cli.run.clone(),
+        policy: cli.policy.clone(),
+        consumer: cli.consumer.clone(),
+    };
     match cli.command {
         Command::Index { roots, config, out, from_index, timeout } => {
             let mut config = match (config, roots.is_empty()) {
@@ -281,15 +376,16 @@ fn run(cli: Cli) -> Result<()> {
                 timeout: std::time::Duration::from_secs(timeout.max(1)),
                 max_concurrency,
             };
-            fabdex_serve::serve_http(&http, &index_dir(cli.index), opts, |addr| {
+            fabdex_serve::serve_http(&http, &scope.index, opts, |addr| {
                 use std::io::Write;
                 println!("listening on http://{addr}");
                 let _ = std::io::stdout().flush();
             })
         }
         Command::Search { what: SearchWhat::Docs { query, limit, path_prefix, include_history } } => {
-            let engine = Engine::open_index(&index_dir(cli.index))?;
-            let result = engine.search_docs(&SearchDocs { query, limit, path_prefix, include_history })?;
+            let engine = Engine::open_index(&scope.index)?;
+            let result =
+                scope.session(&engine)?.search_docs(&SearchDocs { query, limit, path_prefix, include_history })?;
             if cli.json {
                 return print_json(&result);
             }
@@ -316,17 +412,8 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Open { address, offset, max_chars, max_line_chars } => {
-            let engine = Engine::open_index(&index_dir(cli.index))?;
-            let env = match fabdex_model::Address::parse(address.trim()) {
-                Ok(fabdex_model::Address::Pattern(p)) => engine.read_pattern(&p, offset, max_chars, max_line_chars)?,
-                _ if max_line_chars.is_some() => {
-                    return Err(QueryError::InvalidArgument(
-                        "--max-line-chars applies to `pattern:` addresses only".into(),
-                    )
-                    .into());
-                }
-                _ => engine.read(&address, offset, max_chars)?,
-            };
+            let engine = Engine::open_index(&scope.index)?;
+            let env = scope.session(&engine)?.read(&address, offset, max_chars, max_line_chars)?;
             if cli.json {
                 return print_json(&env);
             }
@@ -355,8 +442,8 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Outline { path_or_prefix } => {
-            let engine = Engine::open_index(&index_dir(cli.index))?;
-            let outline = engine.outline(&path_or_prefix)?;
+            let engine = Engine::open_index(&scope.index)?;
+            let outline = scope.session(&engine)?.outline(&path_or_prefix)?;
             if cli.json {
                 return print_json(&outline);
             }
@@ -376,8 +463,8 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Inspect { id } => {
-            let engine = Engine::open_index(&index_dir(cli.index))?;
-            let inspection = engine.inspect(&id)?;
+            let engine = Engine::open_index(&scope.index)?;
+            let inspection = scope.session(&engine)?.inspect(&id)?;
             if cli.json {
                 return print_json(&inspection);
             }
@@ -466,8 +553,8 @@ fn run(cli: Cli) -> Result<()> {
                 have: parse_specs(&have, "--have")?,
                 limit,
             };
-            let engine = Engine::open_index(&index_dir(cli.index))?;
-            let result = engine.search_patterns(&query)?;
+            let engine = Engine::open_index(&scope.index)?;
+            let result = scope.session(&engine)?.search_patterns(&query)?;
             if cli.json {
                 return print_json(&result);
             }
@@ -475,8 +562,8 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Files { id } => {
-            let engine = Engine::open_index(&index_dir(cli.index))?;
-            let listing = engine.pattern_files(&id)?;
+            let engine = Engine::open_index(&scope.index)?;
+            let listing = scope.session(&engine)?.files(&id)?;
             if cli.json {
                 return print_json(&listing);
             }
@@ -497,8 +584,8 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Deps { id, depth } => {
-            let engine = Engine::open_index(&index_dir(cli.index))?;
-            let tree = engine.deps(&id, depth)?;
+            let engine = Engine::open_index(&scope.index)?;
+            let tree = scope.session(&engine)?.deps(&id, depth)?;
             if cli.json {
                 return print_json(&tree);
             }
@@ -509,38 +596,69 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Export { what: ExportWhat::Records } => {
-            let engine = Engine::open_index(&index_dir(cli.index))?;
+            let engine = Engine::open_index(&scope.index)?;
             for p in &engine.snapshot().patterns.programs {
                 println!("{}", serde_json::to_string(&engine.published_record(&p.pattern_id, true)?)?);
             }
             Ok(())
         }
         Command::Export { what: ExportWhat::Patterns } => {
-            let engine = Engine::open_index(&index_dir(cli.index))?;
+            let engine = Engine::open_index(&scope.index)?;
             for p in engine.export_patterns() {
                 println!("{}", serde_json::to_string(&p)?);
             }
             Ok(())
         }
         Command::Contract { id } => {
-            let engine = Engine::open_index(&index_dir(cli.index))?;
+            let engine = Engine::open_index(&scope.index)?;
+            let p = scope.session(&engine)?.inspect(&id)?;
             if cli.json {
-                let p = engine.inspect(&id)?;
                 return print_json(&serde_json::json!({
                     "patternId": p.pattern_id, "argumentSchema": p.argument_schema,
                     "resultSchema": p.result_schema, "inferred": p.inferred, "notes": p.notes,
                 }));
             }
-            print!("{}", engine.contract_text(&id)?);
+            print!("{}", engine.contract_text(&p.pattern_id)?);
+            Ok(())
+        }
+        Command::Run { what: RunWhat::New } => {
+            let snapshot = Engine::open_index(&scope.index).ok().map(|e| e.snapshot_id().to_string());
+            let info = scope.store().new_run(snapshot.as_deref())?;
+            if cli.json {
+                return print_json(&info);
+            }
+            println!("{}", info.run);
+            Ok(())
+        }
+        Command::Ledger { what } => ledger_command(&scope, what, cli.json),
+        Command::Provenance { run, pattern, out } => {
+            let contents = scope.store().ledger(&run)?.read()?;
+            let text = std::fs::read_to_string(&pattern)
+                .with_context(|| format!("cannot read pattern `{}`", pattern.display()))?;
+            let sidecar = fabdex_ledger::audit::provenance(&contents, &pattern.display().to_string(), &text);
+            let out = out.unwrap_or_else(|| PathBuf::from(format!("{}.provenance.json", pattern.display())));
+            std::fs::write(&out, serde_json::to_vec_pretty(&sidecar)?)
+                .with_context(|| format!("cannot write `{}`", out.display()))?;
+            if cli.json {
+                return print_json(&sidecar);
+            }
+            println!(
+                "wrote {}: {} docs and {} patterns consulted, {} imports, exposure {}",
+                out.display(),
+                sidecar.consulted.docs.len(),
+                sidecar.consulted.patterns.len(),
+                sidecar.imports.len(),
+                sidecar.exposure.join(", ")
+            );
             Ok(())
         }
         Command::Eval { what: EvalWhat::Docs { qrels, k, include_history } } => {
-            let engine = Engine::open_index(&index_dir(cli.index))?;
+            let engine = Engine::open_index(&scope.index)?;
             eval_docs(&engine, &qrels, k, include_history, cli.json)
         }
         Command::Related { address } => {
-            let engine = Engine::open_index(&index_dir(cli.index))?;
-            let related = engine.related(&address)?;
+            let engine = Engine::open_index(&scope.index)?;
+            let related = scope.session(&engine)?.related(&address)?;
             if cli.json {
                 return print_json(&related);
             }
@@ -562,6 +680,107 @@ fn run(cli: Cli) -> Result<()> {
             }
             for (list, n) in &related.omitted {
                 println!("  … {n} more {list} omitted (limit {})", Limits::RELATED_MAX_ITEMS);
+            }
+            Ok(())
+        }
+    }
+}
+
+fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
+    use fabdex_ledger::audit;
+    let store = scope.store();
+    match what {
+        LedgerWhat::Show { run } => {
+            let contents = store.ledger(&run)?.read()?;
+            if json {
+                return print_json(&contents);
+            }
+            for r in &contents.records {
+                let items: Vec<String> = r
+                    .items
+                    .iter()
+                    .map(|i| {
+                        let state = if i.released { "" } else { " (withheld)" };
+                        format!("{} {:?}{state}", i.address, i.kind)
+                    })
+                    .collect();
+                println!("{:>4} {} {} {}", r.seq, r.time, r.tool, serde_json::to_string(&r.arguments)?);
+                for i in items {
+                    println!("       {i}");
+                }
+                if let Some(e) = &r.error {
+                    println!("       error: {e}");
+                }
+            }
+            for p in &contents.problems {
+                println!("line {}: {}", p.line, p.problem);
+            }
+            Ok(())
+        }
+        LedgerWhat::Cite { citation, in_run } => {
+            let engine = Engine::open_index(&scope.index)?;
+            let (record, check) = audit::cite(&engine, &store, &citation, in_run.as_deref())?;
+            let ok = check.status == audit::Status::Identical;
+            if json {
+                print_json(&serde_json::json!({"record": record, "check": check}))?;
+            } else {
+                println!("{} (run {}, record {}): {:?}", check.address, record.run, record.seq, check.status);
+                if let Some(d) = &check.detail {
+                    println!("  {d}");
+                }
+                if let Some(t) = &check.text {
+                    println!("{t}");
+                }
+            }
+            if ok {
+                Ok(())
+            } else {
+                anyhow::bail!("citation `{citation}` is {:?} in snapshot {}", check.status, engine.snapshot_id())
+            }
+        }
+        LedgerWhat::Verify { run } => {
+            let engine = Engine::open_index(&scope.index)?;
+            let contents = store.ledger(&run)?.read()?;
+            let v = audit::verify(&engine, &contents)?;
+            if json {
+                print_json(&v)?;
+            } else {
+                for c in v.checks.iter().filter(|c| c.status != audit::Status::Identical) {
+                    println!("{:?}  #{} {}  {}", c.status, c.seq, c.address, c.detail.as_deref().unwrap_or(""));
+                }
+                for p in &v.problems {
+                    println!("ledger line {}: {}", p.line, p.problem);
+                }
+                println!(
+                    "run {} against snapshot {}: {} identical, {} changed since, {} gone, {} not checked (withheld or metadata)",
+                    v.run, v.snapshot, v.identical, v.changed_since, v.gone, v.not_checked
+                );
+            }
+            if v.ok() { Ok(()) } else { anyhow::bail!("run `{run}` does not verify: not every read is identical") }
+        }
+        LedgerWhat::Consulted { run } => {
+            let set = audit::consulted(&store.ledger(&run)?.read()?);
+            if json {
+                return print_json(&set);
+            }
+            for (label, list) in [("docs", &set.docs), ("patterns", &set.patterns)] {
+                println!("{label}: {}", list.len());
+                for c in list {
+                    println!("  {} ({}, {})", c.address, c.origin, c.citation.as_deref().unwrap_or("-"));
+                }
+            }
+            Ok(())
+        }
+        LedgerWhat::Exposure { run } => {
+            let e = audit::exposure(&store.ledger(&run)?.read()?);
+            if json {
+                return print_json(&e);
+            }
+            for (origin, n) in &e.released {
+                println!("{origin}: {n} released");
+            }
+            for (origin, n) in &e.withheld {
+                println!("{origin}: {n} withheld");
             }
             Ok(())
         }

@@ -17,6 +17,9 @@ pub enum QueryError {
     /// The snapshot failed an integrity check.
     #[error("{0}")]
     Corrupt(String),
+    /// The operator's policy does not release this origin's text to the consumer.
+    #[error("{0}")]
+    Denied(String),
 }
 
 impl QueryError {
@@ -36,6 +39,7 @@ impl QueryError {
             QueryError::NotFound(_) => "not-found",
             QueryError::NoSnapshot(_) => "no-snapshot",
             QueryError::Corrupt(_) => "corrupt",
+            QueryError::Denied(_) => "denied",
         }
     }
 }

@@ -94,4 +94,15 @@ impl Engine {
     pub fn snapshot_id(&self) -> &str {
         self.snap.id()
     }
+
+    /// Origin of an indexed Markdown file (`doc:<root>/<path>` or `<root>/<path>`).
+    pub fn file_origin(&self, file: &str) -> Option<String> {
+        let key = file.trim_start_matches("doc:");
+        self.files.get(key).map(|&i| self.snap.docs.files[i as usize].origin.clone())
+    }
+
+    /// Origin of an indexed program, by pattern id.
+    pub fn program_origin(&self, pattern_id: &str) -> Option<String> {
+        self.snap.patterns.programs.iter().find(|p| p.pattern_id == pattern_id).map(|p| p.origin.clone())
+    }
 }

@@ -316,6 +316,9 @@ pub struct PatternHit {
     /// Why it is here: matched terms per field, tags, contract fields.
     pub why: Vec<String>,
     pub fit: Fit,
+    /// Set when the operator's policy withholds this origin's text: `description` is then absent.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub denied: Option<String>,
 }
 
 /// The answer of `search patterns`.
@@ -625,6 +628,7 @@ impl Engine {
                     score: c.score,
                     why,
                     fit,
+                    denied: None,
                 }
             })
             .collect();

@@ -94,7 +94,12 @@ pub struct DeclaredSchemas {
 impl Engine {
     /// A program by pattern id, id prefix (at least 6 chars, unique), or alias.
     pub fn program(&self, id: &str) -> Result<&ProgramRow, QueryError> {
-        let id = id.trim().trim_start_matches("cf:pattern:");
+        // Also accept the `pattern:<id>` address of a hit (a path after it is ignored).
+        let id = id.trim();
+        let id = match id.strip_prefix("pattern:") {
+            Some(rest) => rest.split(['/', '@']).next().unwrap_or(rest),
+            None => id.trim_start_matches("cf:pattern:"),
+        };
         let programs = &self.snap.patterns.programs;
         if let Some(p) = programs.iter().find(|p| p.pattern_id == id || p.aliases.iter().any(|a| a == id)) {
             return Ok(p);

@@ -61,6 +61,26 @@ impl Engine {
         })
     }
 
+    /// Origin, char count and digest of the whole text an address names,
+    /// read window by window (source lines are never cut here).
+    pub fn addressed_digest(&self, address: &str) -> Result<(String, u64, String), QueryError> {
+        let mut text = String::new();
+        let mut origin = String::new();
+        let mut next = Some(address.to_string());
+        while let Some(a) = next {
+            let env = match Address::parse(a.trim()) {
+                Ok(Address::Pattern(p)) => {
+                    self.read_pattern(&p, None, Some(Limits::READ_MAX_CHARS), Some(Limits::READ_MAX_CHARS))?
+                }
+                _ => self.read(&a, None, Some(Limits::READ_MAX_CHARS))?,
+            };
+            text.push_str(&env.text);
+            origin = env.origin;
+            next = env.next;
+        }
+        Ok((origin, text.chars().count() as u64, digest_text(&text)))
+    }
+
     /// Find the file, section or part an address names.
     pub(crate) fn resolve(&self, doc: &DocAddress) -> Result<Resolved, QueryError> {
         let file = self.file_index(&doc.root, &doc.path)?;

@@ -75,6 +75,9 @@ pub struct Hit {
     pub chars: u64,
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub historical: bool,
+    /// Set when the operator's policy withholds this origin's text: `snippet` is then empty.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub denied: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -152,6 +155,7 @@ impl Engine {
                 origin: file_row.origin.clone(),
                 chars: unit.chars,
                 historical: file_row.historical,
+                denied: None,
             });
         }
         Ok(SearchResult {

@@ -80,6 +80,7 @@ fn query_error(err: &QueryError) -> Response {
         QueryError::NotFound(_) => StatusCode::NOT_FOUND,
         QueryError::NoSnapshot(_) => StatusCode::SERVICE_UNAVAILABLE,
         QueryError::Corrupt(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        QueryError::Denied(_) => StatusCode::FORBIDDEN,
     };
     error_response(status, err.kind(), &err.to_string())
 }
