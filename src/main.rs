@@ -86,11 +86,14 @@ enum Command {
         #[arg(long, default_value_t = 30)]
         timeout: u64,
     },
-    /// Serve the published snapshot: the index service's endpoints over HTTP.
+    /// Serve the tools over MCP (stdio) or HTTP (tools, health, and the index service's endpoints).
     Serve {
         /// Address to listen on, e.g. 127.0.0.1:8080 (port 0 picks a free port).
-        #[arg(long, value_name = "ADDR")]
-        http: String,
+        #[arg(long, value_name = "ADDR", conflicts_with = "mcp", required_unless_present = "mcp")]
+        http: Option<String>,
+        /// Speak MCP on stdin/stdout.
+        #[arg(long)]
+        mcp: bool,
         /// Largest request body accepted, in bytes.
         #[arg(long, default_value_t = 1024 * 1024)]
         max_body_bytes: usize,
@@ -148,6 +151,12 @@ enum Command {
     },
     /// A pattern's argument and result as TypeScript-like types, for authors.
     Contract { id: String },
+    /// Print the tool descriptors (name, description, input and output schema, bounds).
+    Tools {
+        /// `json` (the registry), `openai` (function calling), `mcp` (tools/list), `markdown` (docs/tools.md).
+        #[arg(long, default_value = "json")]
+        format: String,
+    },
     /// Research runs.
     Run {
         #[command(subcommand)]
@@ -294,13 +303,31 @@ fn main() -> ExitCode {
                 None => ("error", 1),
             };
             let message = format!("{err:#}");
-            if json {
+            if json && err.downcast_ref::<Reported>().is_none() {
                 println!("{}", serde_json::json!({"error": {"kind": kind, "message": message}}));
             }
             eprintln!("fabdex: {message}");
             ExitCode::from(code)
         }
     }
+}
+
+/// A failure whose details were already printed (as text or JSON): only the
+/// exit status and a one-line stderr message remain.
+#[derive(Debug)]
+struct Reported(String);
+
+impl std::fmt::Display for Reported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Reported {}
+
+/// The serde (JSON) name of a unit enum value, for text output.
+fn label<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 fn print_json<T: Serialize>(value: &T) -> Result<()> {
@@ -369,18 +396,44 @@ fn run(cli: Cli) -> Result<()> {
             let report = fabdex_index::build(&config, &opts)?;
             if cli.json { print_json(&report) } else { print_report(&report) }
         }
-        Command::Serve { http, max_body_bytes, timeout, max_concurrency } => {
+        Command::Serve { http, mcp, max_body_bytes, timeout, max_concurrency } => {
             let opts = fabdex_serve::ServeOptions {
+                run: scope.run.clone(),
+                runs: Some(scope.runs.clone()),
+                policy: scope.policy.as_deref().map(fabdex_ledger::Policy::load).transpose()?,
+                consumer: scope.consumer.clone(),
                 token: std::env::var("FABDEX_SERVE_TOKEN").ok().filter(|t| !t.is_empty()),
                 max_body_bytes,
                 timeout: std::time::Duration::from_secs(timeout.max(1)),
                 max_concurrency,
             };
-            fabdex_serve::serve_http(&http, &scope.index, opts, |addr| {
-                use std::io::Write;
-                println!("listening on http://{addr}");
-                let _ = std::io::stdout().flush();
-            })
+            if let Some(run) = &scope.run {
+                scope.store().ledger(run)?;
+            }
+            match (http, mcp) {
+                (_, true) => fabdex_serve::serve_mcp(&scope.index, opts),
+                (Some(http), false) => fabdex_serve::serve_http(&http, &scope.index, opts, |addr| {
+                    use std::io::Write;
+                    println!("listening on http://{addr}");
+                    let _ = std::io::stdout().flush();
+                }),
+                (None, false) => anyhow::bail!("give --http ADDR or --mcp"),
+            }
+        }
+        Command::Tools { format } => {
+            match format.as_str() {
+                "json" => print_json(&fabdex_tools::descriptors())?,
+                "openai" => print_json(&fabdex_tools::openai())?,
+                "mcp" => print_json(&fabdex_tools::mcp())?,
+                "markdown" => print!("{}", fabdex_tools::markdown()),
+                other => {
+                    return Err(QueryError::InvalidArgument(format!(
+                        "--format `{other}`: expected json, openai, mcp or markdown"
+                    ))
+                    .into());
+                }
+            }
+            Ok(())
         }
         Command::Search { what: SearchWhat::Docs { query, limit, path_prefix, include_history } } => {
             let engine = Engine::open_index(&scope.index)?;
@@ -493,8 +546,9 @@ fn run(cli: Cli) -> Result<()> {
             }
             if inspection.declared_schemas.is_some() {
                 println!(
-                    "  declared schemas vs extracted: argument {:?}, result {:?}",
-                    inspection.agreement.argument, inspection.agreement.result
+                    "  declared schemas vs extracted: argument {}, result {}",
+                    label(&inspection.agreement.argument),
+                    label(&inspection.agreement.result)
                 );
             }
             for d in &inspection.dependencies {
@@ -701,7 +755,7 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
                     .iter()
                     .map(|i| {
                         let state = if i.released { "" } else { " (withheld)" };
-                        format!("{} {:?}{state}", i.address, i.kind)
+                        format!("{} {}{state}", i.address, label(&i.kind))
                     })
                     .collect();
                 println!("{:>4} {} {} {}", r.seq, r.time, r.tool, serde_json::to_string(&r.arguments)?);
@@ -719,12 +773,24 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
         }
         LedgerWhat::Cite { citation, in_run } => {
             let engine = Engine::open_index(&scope.index)?;
-            let (record, check) = audit::cite(&engine, &store, &citation, in_run.as_deref())?;
+            let (record, mut check) = audit::cite(&engine, &store, &citation, in_run.as_deref())?;
             let ok = check.status == audit::Status::Identical;
+            let origin = record
+                .items
+                .iter()
+                .find(|i| i.citation.as_deref() == Some(citation.as_str()))
+                .map(|i| i.origin.clone());
+            if let (Some(policy), Some(origin)) = (&scope.policy, origin) {
+                let policy = fabdex_ledger::Policy::load(policy)?;
+                if let fabdex_ledger::Decision::Deny(reason) = policy.decide(&origin, &scope.consumer) {
+                    check.text = None;
+                    check.detail = Some(format!("text withheld: {reason}"));
+                }
+            }
             if json {
                 print_json(&serde_json::json!({"record": record, "check": check}))?;
             } else {
-                println!("{} (run {}, record {}): {:?}", check.address, record.run, record.seq, check.status);
+                println!("{} (run {}, record {}): {}", check.address, record.run, record.seq, label(&check.status));
                 if let Some(d) = &check.detail {
                     println!("  {d}");
                 }
@@ -746,17 +812,25 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
                 print_json(&v)?;
             } else {
                 for c in v.checks.iter().filter(|c| c.status != audit::Status::Identical) {
-                    println!("{:?}  #{} {}  {}", c.status, c.seq, c.address, c.detail.as_deref().unwrap_or(""));
+                    println!("{}  #{} {}  {}", label(&c.status), c.seq, c.address, c.detail.as_deref().unwrap_or(""));
                 }
                 for p in &v.problems {
-                    println!("ledger line {}: {}", p.line, p.problem);
+                    println!("ledger line {} (not a read; reported, not failed): {}", p.line, p.problem);
                 }
                 println!(
                     "run {} against snapshot {}: {} identical, {} changed since, {} gone, {} not checked (withheld or metadata)",
                     v.run, v.snapshot, v.identical, v.changed_since, v.gone, v.not_checked
                 );
             }
-            if v.ok() { Ok(()) } else { anyhow::bail!("run `{run}` does not verify: not every read is identical") }
+            if v.ok() {
+                Ok(())
+            } else {
+                Err(Reported(format!(
+                    "run `{run}` does not verify: {} changed since, {} gone",
+                    v.changed_since, v.gone
+                ))
+                .into())
+            }
         }
         LedgerWhat::Consulted { run } => {
             let set = audit::consulted(&store.ledger(&run)?.read()?);

@@ -106,6 +106,8 @@ fn a_withheld_origin_leaks_no_text_and_the_policy_alone_flips_it() {
     let hits = denied.search_patterns(&PatternQuery { text: "email template".into(), ..Default::default() }).unwrap();
     let withheld = hits.hits.iter().find(|h| h.origin == "remote-index").unwrap();
     assert!(withheld.description.is_none() && withheld.denied.is_some());
+    assert!(withheld.hashtags.is_empty() && withheld.why.is_empty(), "nothing drawn from its text: {withheld:?}");
+    assert_eq!(withheld.fit.verdict, "withheld");
     assert!(denied.inspect(&id).is_err());
 
     let ledger_text = fs::read_to_string(store(&ws).ledger(&run).unwrap().path).unwrap();

@@ -14,14 +14,15 @@ use crate::store::{Contents, RunStore};
 
 /// Origins a run has read, with counts. It only grows: every released or
 /// withheld item of every record counts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Exposure {
     pub run: String,
     /// Origin → items released from it.
     pub released: BTreeMap<String, u64>,
     /// Origin → items the policy withheld (no text entered the run).
     pub withheld: BTreeMap<String, u64>,
-    /// Origins whose text entered the run's context: the exposure set.
+    /// Origins whose text (bodies, snippets, records, or the headings and
+    /// names of metadata calls) entered the run's context: the exposure set.
     pub origins: Vec<String>,
 }
 
@@ -36,7 +37,7 @@ pub fn exposure(contents: &Contents) -> Exposure {
 }
 
 /// One source a run read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Consulted {
     pub address: String,
     pub origin: String,
@@ -51,7 +52,7 @@ pub struct Consulted {
 
 /// Docs and patterns a run consulted (released text only), apart from any
 /// pattern's dependencies.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConsultedSet {
     pub run: String,
     pub docs: Vec<Consulted>,
@@ -80,7 +81,7 @@ pub fn consulted(contents: &Contents) -> ConsultedSet {
 }
 
 /// What a read looks like now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     Identical,
@@ -91,7 +92,7 @@ pub enum Status {
 }
 
 /// One item checked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Check {
     pub seq: u64,
     pub address: String,
@@ -125,7 +126,7 @@ pub fn check_item(engine: &Engine, item: &Item, with_text: bool) -> Result<(Stat
         ItemKind::Metadata => Ok((Status::NotChecked, None, None)),
         ItemKind::Read => {
             let (offset, end) = (item.offset.unwrap_or(0), item.end.unwrap_or(0));
-            let max = (end - offset).clamp(1, Limits::READ_MAX_CHARS);
+            let max = end.saturating_sub(offset).clamp(1, Limits::READ_MAX_CHARS);
             let result = match fabdex_model::Address::parse(&item.address) {
                 Ok(fabdex_model::Address::Pattern(p)) => engine.read_pattern(&p, None, Some(max), item.max_line_chars),
                 _ => engine.read(&item.address, None, Some(max)),
@@ -175,7 +176,7 @@ pub fn check_item(engine: &Engine, item: &Item, with_text: bool) -> Result<(Stat
 }
 
 /// `ledger verify`: every released text item of a run against the snapshot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verification {
     pub run: String,
     pub snapshot: String,
@@ -189,9 +190,11 @@ pub struct Verification {
 }
 
 impl Verification {
-    /// True when every checked read is identical and the ledger is whole.
+    /// True when every checked read is identical. Ledger lines that are not
+    /// records (a torn line after a crash) are reported in `problems` but do
+    /// not fail verification: they are not reads.
     pub fn ok(&self) -> bool {
-        self.changed_since == 0 && self.gone == 0 && self.problems.is_empty()
+        self.changed_since == 0 && self.gone == 0
     }
 }
 
@@ -263,7 +266,7 @@ pub fn cite(engine: &Engine, store: &RunStore, citation: &str, run: Option<&str>
 }
 
 /// The provenance sidecar of an authored pattern.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Provenance {
     pub run: String,
     /// The pattern file, and the digest of its text.

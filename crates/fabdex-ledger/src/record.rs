@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What kind of thing was returned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ItemKind {
     /// A bounded read: exactly `offset..end` of the addressed text.
@@ -20,7 +20,7 @@ pub enum ItemKind {
 }
 
 /// One item returned by a call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Item {
     pub kind: ItemKind,
     pub address: String,
@@ -65,7 +65,7 @@ pub fn citation_id(address: &str, offset: Option<u64>, end: Option<u64>, digest:
 }
 
 /// What a caller records; the ledger adds sequence number, run and time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NewRecord {
     pub tool: String,
     pub arguments: Value,
@@ -81,7 +81,7 @@ pub struct NewRecord {
 }
 
 /// One ledger line.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Record {
     pub seq: u64,
     pub time: String,

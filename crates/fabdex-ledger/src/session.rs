@@ -144,7 +144,11 @@ impl<'a> Session<'a> {
             item.kind = ItemKind::Snippet;
             match self.decide(&hit.origin) {
                 Decision::Deny(reason) => {
+                    // Nothing drawn from the withheld text stays: only the address and scores.
                     hit.snippet.clear();
+                    hit.title = None;
+                    hit.heading_path.clear();
+                    hit.why = Default::default();
                     hit.denied = Some(reason.clone());
                     item.released = false;
                     item.denied_by = Some(reason);
@@ -178,6 +182,9 @@ impl<'a> Session<'a> {
             match self.decide(&hit.origin) {
                 Decision::Deny(reason) => {
                     hit.description = None;
+                    hit.hashtags.clear();
+                    hit.why.clear();
+                    hit.fit = fabdex_query::Fit::withheld();
                     hit.denied = Some(reason.clone());
                     item.released = false;
                     item.denied_by = Some(reason);

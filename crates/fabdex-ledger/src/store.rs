@@ -26,7 +26,7 @@ pub struct RunStore {
 }
 
 /// `run.json`: when a run was made and on which snapshot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunInfo {
     pub run: String,
     pub created: String,
@@ -124,14 +124,14 @@ pub struct Ledger {
 }
 
 /// A line of the ledger that is not a record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LineProblem {
     pub line: u64,
     pub problem: String,
 }
 
 /// Everything readable in a ledger, and what is not.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Contents {
     pub run: String,
     pub records: Vec<Record>,

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// One window of one addressable text. Field names are part of the public
 /// `--json` contract; do not rename them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReadEnvelope {
     /// Address of exactly this window (includes `@offset` when not at 0).
     pub address: String,

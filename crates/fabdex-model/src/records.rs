@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// A problem found while extracting a file that did not stop extraction.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Diagnostic {
     /// 1-based line.
     pub line: u32,
@@ -17,7 +17,7 @@ pub struct Diagnostic {
 
 /// Everything the Markdown extractor finds in one file. Depends only on the
 /// file's bytes, so it can be cached by content digest and reused.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct MdExtraction {
     /// YAML front matter keys (only when the front matter starts at byte 0).
     pub metadata: BTreeMap<String, serde_json::Value>,
@@ -36,7 +36,7 @@ pub struct MdExtraction {
 
 /// One section: a heading and its own text up to the next heading of any
 /// level, or the preamble before the first heading (`level` 0, `anchor` "").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MdSection {
     pub anchor: String,
     /// Rendered heading text (markup removed, escapes applied).
@@ -75,14 +75,14 @@ pub struct MdSection {
 }
 
 /// A window of a split section, by byte range in the file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Part {
     pub byte_start: u64,
     pub byte_end: u64,
     pub chars: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CodeBlock {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub lang: Option<String>,
@@ -93,7 +93,7 @@ pub struct CodeBlock {
 }
 
 /// How a link was written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum LinkKind {
     /// `[text](dest)`
@@ -109,7 +109,7 @@ pub enum LinkKind {
 }
 
 /// A link as written, before resolution.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MdLink {
     /// Index of the section it appears in.
     pub section: u32,
@@ -125,7 +125,7 @@ pub struct MdLink {
 }
 
 /// Where a link leads after resolution against the whole snapshot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum LinkTarget {
     /// A section of an indexed file.
@@ -146,7 +146,7 @@ pub enum LinkTarget {
 }
 
 /// The kind of a root, from config or inferred from file type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RootKind {
     Docs,
@@ -168,7 +168,7 @@ impl RootKind {
 }
 
 /// One indexed Markdown file in the docs table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DocFileRow {
     pub root: String,
     pub path: String,
@@ -195,7 +195,7 @@ pub struct DocFileRow {
 }
 
 /// One section in the docs table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SectionRow {
     /// `doc:<root>/<path>#<anchor>`.
     pub address: String,
@@ -209,7 +209,7 @@ pub struct SectionRow {
 }
 
 /// One link in the docs table, resolved.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LinkRow {
     /// Global index of the section it appears in.
     pub from: u32,
@@ -226,7 +226,7 @@ pub struct LinkRow {
 }
 
 /// The docs tables of a snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct DocsTable {
     pub files: Vec<DocFileRow>,
     pub sections: Vec<SectionRow>,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// `part` (a building block) or `app` (meant to be run on its own).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PatternKind {
     Part,
@@ -27,7 +27,7 @@ impl PatternKind {
 }
 
 /// The service's quality tiers, worst first (so `>=` compares them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Quality {
     /// Net-negative recorded outcome.
@@ -49,7 +49,7 @@ impl Quality {
 }
 
 /// Usage signals recorded by the service.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Signals {
     #[serde(default)]
     pub uses: u64,
@@ -58,14 +58,14 @@ pub struct Signals {
 }
 
 /// One source file of a published program.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProgramSource {
     pub name: String,
     pub contents: String,
 }
 
 /// A published program: the entry file's name and every file's contents.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Program {
     pub main: String,
@@ -79,7 +79,7 @@ pub struct Program {
 }
 
 /// A pattern record in the service's `Pattern` shape (`getPattern`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PublishedPattern {
     pub pattern_id: String,
@@ -111,7 +111,7 @@ pub struct PublishedPattern {
 
 /// A hit of `searchPatterns` and a row of `listPatterns`: the record without
 /// schemas or program.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PatternSummary {
     pub pattern_id: String,
@@ -138,7 +138,7 @@ pub struct PatternSummary {
 }
 
 /// `POST /searchPatterns` body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct SearchRequest {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub text: Option<String>,
@@ -149,7 +149,7 @@ pub struct SearchRequest {
 }
 
 /// `POST /listPatterns` body: pages of summaries in a stable order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct ListRequest {
     /// Opaque position returned as `nextCursor` by the previous page.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -159,7 +159,7 @@ pub struct ListRequest {
 }
 
 /// `POST /listPatterns` answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListResponse {
     pub patterns: Vec<PatternSummary>,
@@ -168,7 +168,7 @@ pub struct ListResponse {
 }
 
 /// `POST /getPattern` body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GetRequest {
     pub pattern_id: String,

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::records::Diagnostic;
 
 /// What a `cf:` reference names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum CfTarget {
     /// A named slug in the space.
@@ -22,7 +22,7 @@ pub enum CfTarget {
 }
 
 /// A parsed, normalised `cf:` specifier.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CfRef {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub host: Option<String>,
@@ -69,7 +69,7 @@ impl CfRef {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ImportKind {
     /// `commonfabric`, `commonfabric/schema`, `commonfabric/cfc`, `turndown`.
@@ -81,7 +81,7 @@ pub enum ImportKind {
     Other,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ImportedName {
     /// The exported name (`default` and `*` for default and namespace imports).
     pub imported: String,
@@ -90,7 +90,7 @@ pub struct ImportedName {
     pub type_only: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ImportRecord {
     pub specifier: String,
     pub kind: ImportKind,
@@ -108,7 +108,7 @@ pub struct ImportRecord {
     pub reexport: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExportKind {
     Pattern,
@@ -122,7 +122,7 @@ pub enum ExportKind {
     Reexport,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ExportRecord {
     /// Exported name (`default` for the default export).
     pub name: String,
@@ -137,7 +137,7 @@ pub struct ExportRecord {
 }
 
 /// A `pattern(...)` definition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PatternRecord {
     /// The binding it is assigned to (`default` for `export default pattern(...)`).
     pub name: String,
@@ -155,7 +155,7 @@ pub struct PatternRecord {
 }
 
 /// Everything extracted from one file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct TsExtraction {
     pub imports: Vec<ImportRecord>,
     pub exports: Vec<ExportRecord>,
@@ -168,7 +168,7 @@ pub struct TsExtraction {
     pub parse_failed: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OutlineEntry {
     pub name: String,
     /// `function`, `class`, `interface`, `type`, `enum` or `const`.
@@ -178,7 +178,7 @@ pub struct OutlineEntry {
     pub line_end: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Outline {
     pub definitions: Vec<OutlineEntry>,
     /// Module specifiers of `import` statements, with their lines.
@@ -188,7 +188,7 @@ pub struct Outline {
 }
 
 /// A pattern's contract as extracted from source.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Contract {
     #[serde(rename = "argumentSchema", skip_serializing_if = "Option::is_none")]
     pub argument_schema: Option<Value>,
@@ -204,7 +204,7 @@ pub struct Contract {
 }
 
 /// One indexed TS/TSX file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SourceFileRow {
     pub root: String,
     pub path: String,
@@ -219,7 +219,7 @@ pub struct SourceFileRow {
 }
 
 /// One file of a program.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProgramFile {
     /// Root-relative path.
     pub name: String,
@@ -228,7 +228,7 @@ pub struct ProgramFile {
 }
 
 /// A program: an entry plus the closure of its relative imports.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProgramRow {
     /// Content identity of the program (43 base64url chars of a blake3 digest
     /// over the entry's name and every file's name and digest).
@@ -297,7 +297,7 @@ pub fn published_file_path(pattern_id: &str, name: &str) -> String {
 }
 
 /// Where a program was read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum ProgramOrigin {
     /// An entry file of a `patterns` root.
@@ -307,7 +307,7 @@ pub enum ProgramOrigin {
 }
 
 /// Content identity check of a program against its pattern id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Identity {
     /// `verified`, `mismatch` or `unverifiable`.
     pub status: IdentityStatus,
@@ -320,7 +320,7 @@ pub struct Identity {
     pub reasons: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum IdentityStatus {
     /// Complete program whose content identity is the pattern id.
@@ -343,7 +343,7 @@ impl IdentityStatus {
 }
 
 /// How a declared schema compares with the one extracted from source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Agreement {
     /// Equal after sorting object keys and `required`.
@@ -359,7 +359,7 @@ pub enum Agreement {
 }
 
 /// Declared against extracted, per schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct SchemaAgreement {
     pub argument: Agreement,
     pub result: Agreement,
@@ -372,7 +372,7 @@ impl SchemaAgreement {
 }
 
 /// The pattern tables of a snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct PatternsTable {
     pub files: Vec<SourceFileRow>,
     pub programs: Vec<ProgramRow>,

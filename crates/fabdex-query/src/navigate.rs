@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::read::{parse_doc, suggest};
 use crate::{Engine, QueryError};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OutlineRow {
     pub address: String,
     pub heading: String,
@@ -24,7 +24,7 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Outline {
     pub prefix: String,
     pub files: usize,
@@ -36,13 +36,13 @@ pub struct Outline {
 }
 
 /// A section named by address and heading.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SectionRef {
     pub address: String,
     pub heading: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RelatedLink {
     /// The section the link is written in.
     pub from: String,
@@ -52,7 +52,7 @@ pub struct RelatedLink {
     pub target: LinkTarget,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Related {
     pub address: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]

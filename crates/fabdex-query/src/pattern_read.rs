@@ -17,7 +17,7 @@ use crate::read::suggest;
 use crate::{Engine, QueryError};
 
 /// One file of a program, as `fabdex files` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PatternFileRow {
     /// The name the program gives the file.
     pub name: String,
@@ -39,7 +39,7 @@ pub struct PatternFileRow {
 }
 
 /// `fabdex files`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileListing {
     #[serde(rename = "patternId")]
     pub pattern_id: String,
@@ -51,7 +51,7 @@ pub struct FileListing {
 }
 
 /// One node of a dependency tree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DepNode {
     #[serde(rename = "patternId")]
     pub pattern_id: String,
@@ -73,7 +73,7 @@ pub struct DepNode {
 }
 
 /// The answer of `fabdex deps`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DepTree {
     pub depth: usize,
     pub root: DepNode,

@@ -195,7 +195,7 @@ impl PatternIndex {
 }
 
 /// A requested contract field: `NAME` or `NAME:TYPE`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FieldSpec {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -218,7 +218,7 @@ impl FieldSpec {
 }
 
 /// What `search patterns` takes.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PatternQuery {
     #[serde(default)]
     pub text: String,
@@ -242,7 +242,7 @@ pub struct PatternQuery {
 }
 
 /// A contract field that was requested and found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FieldMatch {
     pub requested: String,
     /// The field found, and its type as TypeScript.
@@ -252,7 +252,7 @@ pub struct FieldMatch {
 }
 
 /// A required input, and the handle that satisfies it (if any).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InputFit {
     pub input: String,
     #[serde(rename = "type")]
@@ -265,7 +265,7 @@ pub struct InputFit {
 }
 
 /// How well a pattern fits the request, from its contract.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fit {
     /// With `--returns`/`--accepts`: `meets` (every requested field found and
     /// every required input bound by `--have`), `needs-inputs` (every
@@ -289,8 +289,25 @@ pub struct Fit {
     pub missing: Vec<InputFit>,
 }
 
+impl Fit {
+    /// The fit of a hit whose text the release policy withholds: nothing of
+    /// its contract (names, types, descriptions) is shown.
+    pub fn withheld() -> Fit {
+        Fit {
+            verdict: "withheld".into(),
+            contract: "withheld".into(),
+            returns: vec![],
+            not_returned: vec![],
+            accepts: vec![],
+            not_accepted: vec![],
+            satisfied: vec![],
+            missing: vec![],
+        }
+    }
+}
+
 /// One ranked pattern.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PatternHit {
     pub rank: usize,
     /// Citable: `pattern:<id>` (the program's main file).
@@ -322,7 +339,7 @@ pub struct PatternHit {
 }
 
 /// The answer of `search patterns`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PatternSearch {
     pub snapshot: String,
     pub query: PatternQuery,

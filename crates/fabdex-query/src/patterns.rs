@@ -13,7 +13,7 @@ use crate::read::suggest;
 use crate::{Engine, QueryError};
 
 /// Diagnostics of one program file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileDiagnostic {
     pub file: String,
     #[serde(flatten)]
@@ -21,7 +21,7 @@ pub struct FileDiagnostic {
 }
 
 /// `fabdex inspect`: a program with its entry's exports and imports and both schemas.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Inspection {
     #[serde(rename = "patternId")]
     pub pattern_id: String,
@@ -83,7 +83,7 @@ pub struct Inspection {
 }
 
 /// A published record's declared schemas.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeclaredSchemas {
     #[serde(rename = "argumentSchema")]
     pub argument_schema: Option<Value>,

@@ -36,7 +36,7 @@ pub const PARENT_WEIGHT: f32 = 0.4;
 pub const HISTORY_DEMOTION: f32 = 0.5;
 
 /// A docs search request.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SearchDocs {
     pub query: String,
     #[serde(default)]
@@ -50,7 +50,7 @@ pub struct SearchDocs {
 }
 
 /// Why a hit matched: the query terms found, per field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Why {
     pub matched_terms: Vec<String>,
     pub missing_terms: Vec<String>,
@@ -60,7 +60,7 @@ pub struct Why {
     pub historical_demoted: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Hit {
     pub address: String,
     /// Title of the file (first H1 or front matter).
@@ -80,7 +80,7 @@ pub struct Hit {
     pub denied: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SearchResult {
     pub query: String,
     /// The analyzed terms searched for.

@@ -1,10 +1,14 @@
 //! # fabdex-serve
 //!
-//! `fabdex serve --http ADDR`: an HTTP server over the published snapshot of
-//! an index directory. It answers the pattern index service's endpoints
-//! (`POST /listPatterns`, `/searchPatterns`, `/getPattern`) from the snapshot,
-//! so one fabdex can mirror another with `fabdex index --from-index URL`, and
-//! `GET /health` with the snapshot id.
+//! The two servers over the published snapshot of an index directory, both
+//! thin shells over the tool registry (`fabdex-tools`):
+//!
+//! - `fabdex serve --http ADDR`: `GET /v1/tools`, `POST /v1/tools/{name}`,
+//!   `GET /health` with the snapshot id, and the pattern index service's
+//!   endpoints (`POST /listPatterns`, `/searchPatterns`, `/getPattern`), so one
+//!   fabdex can mirror another with `fabdex index --from-index URL`;
+//! - `fabdex serve --mcp`: MCP over stdio (`tools/list`, `tools/call`), with
+//!   errors as MCP tool errors carrying the CLI's messages (`mcp.rs`).
 //!
 //! Every handler is a thin call into [`fabdex_query::Engine`]; the query runs
 //! on a blocking thread under a per-request timeout and a concurrency bound.
@@ -19,19 +23,32 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, Path as AxumPath, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use fabdex_model::registry::{GetRequest, ListRequest, SearchRequest};
 use fabdex_query::{Engine, QueryError};
+use fabdex_tools::ToolError;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::Semaphore;
 
-/// Bounds and auth of a server.
+mod mcp;
+
+pub use mcp::serve_mcp;
+
+/// Bounds, auth, and the run and policy every call goes through.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
+    /// Record every call in this run unless the call names its own.
+    pub run: Option<String>,
+    /// Where runs live (needed for `run`).
+    pub runs: Option<PathBuf>,
+    /// The release policy applied to every call.
+    pub policy: Option<fabdex_ledger::Policy>,
+    /// Who receives the text, as the policy names consumers.
+    pub consumer: String,
     /// Require `Authorization: Bearer <token>` on every endpoint but `/health`.
     pub token: Option<String>,
     /// Largest request body accepted (413 above it).
@@ -44,11 +61,20 @@ pub struct ServeOptions {
 
 impl Default for ServeOptions {
     fn default() -> Self {
-        ServeOptions { token: None, max_body_bytes: 1024 * 1024, timeout: Duration::from_secs(30), max_concurrency: 64 }
+        ServeOptions {
+            run: None,
+            runs: None,
+            policy: None,
+            consumer: "research".into(),
+            token: None,
+            max_body_bytes: 1024 * 1024,
+            timeout: Duration::from_secs(30),
+            max_concurrency: 64,
+        }
     }
 }
 
-struct AppState {
+pub(crate) struct AppState {
     index_dir: PathBuf,
     engine: RwLock<Arc<Engine>>,
     opts: ServeOptions,
@@ -57,7 +83,7 @@ struct AppState {
 
 impl AppState {
     /// The engine of the published snapshot, reopened when `CURRENT` moved.
-    fn engine(&self) -> Result<Arc<Engine>, QueryError> {
+    pub(crate) fn engine(&self) -> Result<Arc<Engine>, QueryError> {
         let current = self.engine.read().unwrap_or_else(|p| p.into_inner()).clone();
         let published = std::fs::read_to_string(self.index_dir.join("CURRENT")).unwrap_or_default();
         let published = published.trim();
@@ -70,11 +96,52 @@ impl AppState {
     }
 }
 
+impl AppState {
+    pub(crate) fn open(index_dir: &Path, opts: ServeOptions) -> anyhow::Result<AppState> {
+        let engine = Engine::open_index(index_dir)?;
+        Ok(AppState {
+            index_dir: index_dir.to_path_buf(),
+            engine: RwLock::new(Arc::new(engine)),
+            slots: Semaphore::new(opts.max_concurrency.max(1)),
+            opts,
+        })
+    }
+
+    /// Call a tool on the current snapshot, under the call's run (or the server's).
+    pub(crate) fn call_tool(&self, name: &str, mut input: serde_json::Value) -> Result<serde_json::Value, ToolError> {
+        let run = fabdex_tools::take_run(&mut input)?.or_else(|| self.opts.run.clone());
+        let engine = self.engine().map_err(|e| ToolError::new(e.kind(), e.to_string()))?;
+        let runs = self.opts.runs.clone().map(fabdex_ledger::RunStore::new);
+        let mut session = fabdex_ledger::Session::new(&engine);
+        session.consumer = self.opts.consumer.clone();
+        session.policy = self.opts.policy.clone();
+        if let Some(run) = run {
+            let store =
+                runs.as_ref().ok_or_else(|| ToolError::new("invalid-argument", "this server has no runs folder"))?;
+            session.ledger =
+                Some(store.ledger(&run).map_err(|e| ToolError::new("invalid-argument", format!("{e:#}")))?);
+        }
+        let ctx = fabdex_tools::Context { session, runs };
+        fabdex_tools::call(&ctx, name, input)
+    }
+}
+
+/// HTTP status of a tool error kind.
+fn tool_status(kind: &str) -> StatusCode {
+    match kind {
+        "invalid-argument" => StatusCode::BAD_REQUEST,
+        "unknown-tool" | "not-found" => StatusCode::NOT_FOUND,
+        "denied" => StatusCode::FORBIDDEN,
+        "no-snapshot" | "timeout" => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 fn error_response(status: StatusCode, kind: &str, message: &str) -> Response {
     (status, axum::Json(json!({"error": {"kind": kind, "message": message}}))).into_response()
 }
 
-fn query_error(err: &QueryError) -> Response {
+pub(crate) fn query_error(err: &QueryError) -> Response {
     let status = match err {
         QueryError::InvalidArgument(_) => StatusCode::BAD_REQUEST,
         QueryError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -97,27 +164,33 @@ fn bad_request(message: &str) -> Response {
     error_response(StatusCode::BAD_REQUEST, "invalid-argument", message)
 }
 
-/// Auth, a concurrency slot, then `call` on a blocking thread under the timeout.
-async fn run<F>(state: Arc<AppState>, headers: &HeaderMap, call: F) -> Response
-where
-    F: FnOnce(&Engine) -> Result<serde_json::Value, QueryError> + Send + 'static,
-{
-    if let Some(token) = &state.opts.token {
-        let given =
-            headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-        if given != Some(token.as_str()) {
-            return error_response(StatusCode::UNAUTHORIZED, "unauthorized", "missing or wrong bearer token");
+fn authorized(state: &AppState, headers: &HeaderMap) -> bool {
+    match &state.opts.token {
+        None => true,
+        Some(token) => {
+            let given = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "));
+            given == Some(token.as_str())
         }
+    }
+}
+
+/// Auth, a concurrency slot, then `call` on a blocking thread under the timeout.
+async fn guarded<F>(state: Arc<AppState>, headers: &HeaderMap, call: F) -> Response
+where
+    F: FnOnce(&AppState) -> Result<serde_json::Value, ToolError> + Send + 'static,
+{
+    if !authorized(&state, headers) {
+        return error_response(StatusCode::UNAUTHORIZED, "unauthorized", "missing or wrong bearer token");
     }
     let Ok(_slot) = state.slots.acquire().await else {
         return error_response(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "server is shutting down");
     };
     let timeout = state.opts.timeout;
     let shared = state.clone();
-    let task = tokio::task::spawn_blocking(move || {
-        let engine = shared.engine()?;
-        call(&engine)
-    });
+    let task = tokio::task::spawn_blocking(move || call(&shared));
     match tokio::time::timeout(timeout, task).await {
         Err(_) => error_response(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -127,9 +200,45 @@ where
         Ok(Err(join)) => {
             error_response(StatusCode::INTERNAL_SERVER_ERROR, "internal", &format!("request failed: {join}"))
         }
-        Ok(Ok(Err(e))) => query_error(&e),
+        Ok(Ok(Err(e))) => error_response(tool_status(&e.kind), &e.kind, &e.message),
         Ok(Ok(Ok(value))) => axum::Json(value).into_response(),
     }
+}
+
+/// An index-service endpoint: a query on the current engine.
+async fn run<F>(state: Arc<AppState>, headers: &HeaderMap, call: F) -> Response
+where
+    F: FnOnce(&Engine) -> Result<serde_json::Value, QueryError> + Send + 'static,
+{
+    guarded(state, headers, move |s| {
+        let engine = s.engine().map_err(|e| ToolError::new(e.kind(), e.to_string()))?;
+        call(&engine).map_err(|e| ToolError::new(e.kind(), e.to_string()))
+    })
+    .await
+}
+
+async fn list_tools(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if !authorized(&state, &headers) {
+        return error_response(StatusCode::UNAUTHORIZED, "unauthorized", "missing or wrong bearer token");
+    }
+    axum::Json(json!({"tools": fabdex_tools::descriptors()})).into_response()
+}
+
+async fn call_tool(
+    State(state): State<Arc<AppState>>,
+    AxumPath(name): AxumPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let input: serde_json::Value = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => return bad_request(&format!("{name}: request body is not valid JSON: {e}")),
+        }
+    };
+    guarded(state, &headers, move |s| s.call_tool(&name, input)).await
 }
 
 fn to_value<T: serde::Serialize>(v: T) -> Result<serde_json::Value, QueryError> {
@@ -179,22 +288,44 @@ async fn not_found() -> Response {
     )
 }
 
+/// Errors axum answers itself (413 body too large, 405 wrong method, …) in
+/// the same JSON envelope as every other error.
+async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !status.is_client_error() && !status.is_server_error() || is_json {
+        return response;
+    }
+    let kind = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => "too-large",
+        StatusCode::METHOD_NOT_ALLOWED => "method-not-allowed",
+        s if s.is_client_error() => "invalid-argument",
+        _ => "internal",
+    };
+    let body = axum::body::to_bytes(response.into_body(), 64 * 1024).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&body).trim().to_string();
+    let message = if text.is_empty() { status.canonical_reason().unwrap_or("error").to_string() } else { text };
+    error_response(status, kind, &message)
+}
+
 /// The router over an index directory's published snapshot.
 pub fn router(index_dir: &Path, opts: ServeOptions) -> anyhow::Result<Router> {
-    let engine = Engine::open_index(index_dir)?;
-    let state = Arc::new(AppState {
-        index_dir: index_dir.to_path_buf(),
-        engine: RwLock::new(Arc::new(engine)),
-        slots: Semaphore::new(opts.max_concurrency.max(1)),
-        opts: opts.clone(),
-    });
+    let max_body = opts.max_body_bytes;
+    let state = Arc::new(AppState::open(index_dir, opts)?);
     Ok(Router::new()
+        .route("/v1/tools", get(list_tools))
+        .route("/v1/tools/{name}", post(call_tool))
         .route("/listPatterns", post(list_patterns))
         .route("/searchPatterns", post(search_patterns))
         .route("/getPattern", post(get_pattern))
         .route("/health", get(health))
         .fallback(not_found)
-        .layer(DefaultBodyLimit::max(opts.max_body_bytes))
+        .layer(DefaultBodyLimit::max(max_body))
+        .layer(axum::middleware::map_response(json_errors))
         .with_state(state))
 }
 

@@ -1,0 +1,256 @@
+//! The tool registry behind its shells: `fabdex tools` descriptors, every
+//! tool over HTTP (`POST /v1/tools/{name}`) with auth on and off, the error
+//! statuses, MCP driven by the official Python SDK, and `docs/tools.md`
+//! generated from the registry.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use common::Workspace;
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(ws: &Workspace, token: Option<&str>, extra: &[&str]) -> Server {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fabdex"));
+    cmd.args(["--index", ws.index_dir().to_str().unwrap(), "--runs", ws.path("runs").to_str().unwrap()])
+        .args(extra)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .env_remove("FABDEX_SERVE_TOKEN");
+    if let Some(t) = token {
+        cmd.env("FABDEX_SERVE_TOKEN", t);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.trim().strip_prefix("listening on http://").unwrap_or_else(|| panic!("{line}")).to_string();
+    Server { child, addr }
+}
+
+/// One HTTP request; returns status and parsed JSON body.
+fn request(server: &Server, method: &str, path: &str, body: &str, token: Option<&str>) -> (u16, Value) {
+    let mut stream = std::net::TcpStream::connect(&server.addr).unwrap();
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    // Bodies may be chunked: take the JSON between the first `{`/`[` and the last `}`/`]`.
+    let start = body.find(['{', '[']).unwrap_or(0);
+    let end = body.rfind(['}', ']']).map_or(body.len(), |e| e + 1);
+    (status, serde_json::from_str(&body[start..end]).unwrap_or(Value::Null))
+}
+
+fn tool(server: &Server, name: &str, input: Value) -> (u16, Value) {
+    request(server, "POST", &format!("/v1/tools/{name}"), &input.to_string(), None)
+}
+
+#[test]
+fn every_tool_answers_over_http_and_errors_have_statuses() {
+    let ws = Workspace::with_registry();
+    ws.build();
+    let engine = ws.engine();
+    let run = fabdex_ledger::RunStore::new(ws.path("runs")).new_run(None).unwrap().run;
+    let server = serve(&ws, None, &[]);
+    let (status, tools) = request(&server, "GET", "/v1/tools", "", None);
+    assert_eq!(status, 200);
+    let names: Vec<&str> = tools["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, fabdex_tools::names());
+    let (status, health) = request(&server, "GET", "/health", "", None);
+    assert_eq!((status, health["snapshot"].as_str()), (200, Some(engine.snapshot_id())));
+
+    let reader = engine.inspect("patterns/mail/mail-reader.tsx").unwrap().pattern_id;
+    let calls: Vec<(&str, Value)> = vec![
+        ("search_docs", json!({"query": "wish result shape", "limit": 2, "run": run})),
+        ("read", json!({"address": "doc:docs/common/conventions/wish.md#result-shape", "max_chars": 50, "run": run})),
+        ("outline", json!({"prefix": "docs/common/conventions", "run": run})),
+        ("related", json!({"address": "doc:docs/common/conventions/wish.md#result-shape", "run": run})),
+        (
+            "search_patterns",
+            json!({"text": "email inbox", "returns": [{"name": "messages", "type": "array"}], "run": run}),
+        ),
+        ("inspect_pattern", json!({"id": reader, "run": run})),
+        ("list_pattern_files", json!({"id": reader, "run": run})),
+        ("read_source", json!({"pattern_id": reader, "path": "mail/types.ts", "symbol": "MessageHeader", "run": run})),
+        ("pattern_deps", json!({"id": reader, "run": run})),
+        ("pattern_contract", json!({"id": reader, "run": run})),
+        ("ledger_exposure", json!({"run": run})),
+        ("ledger_show", json!({"run": run})),
+    ];
+    let mut answers = std::collections::BTreeMap::new();
+    for (name, input) in calls {
+        let (status, body) = tool(&server, name, input);
+        assert_eq!(status, 200, "{name}: {body}");
+        answers.insert(name, body);
+    }
+    assert_eq!(answers["read"]["end"], 50);
+    assert!(answers["read_source"]["text"].as_str().unwrap().starts_with("export interface MessageHeader"));
+    assert_eq!(answers["search_patterns"]["hits"][0]["fit"]["returns"][0]["field"], "messages");
+    assert!(answers["pattern_contract"]["typescript"].as_str().unwrap().contains("type Argument"));
+    let recorded = answers["ledger_show"]["records"].as_array().unwrap().len();
+    assert_eq!(recorded, 10, "every query call before it was recorded (ledger tools are not)");
+    let read_item = &answers["ledger_show"]["records"][1]["items"][0];
+    let citation = read_item["citation"].as_str().unwrap();
+    let (status, cite) = tool(&server, "ledger_cite", json!({"citation": citation, "run": run}));
+    assert_eq!(status, 200, "{cite}");
+    assert_eq!(cite["check"]["status"], "identical");
+    assert!(answers["ledger_exposure"]["origins"].as_array().unwrap().iter().any(|o| o == "docs"));
+    // Every registry tool was exercised.
+    let mut exercised: Vec<&str> = answers.keys().copied().collect();
+    exercised.push("ledger_cite");
+    exercised.sort();
+    let mut all = fabdex_tools::names();
+    all.sort();
+    assert_eq!(exercised, all);
+
+    // Errors: bad input 400 with the message, unknown tool 404, not found 404, oversize 413.
+    let (status, body) = tool(&server, "read", json!({"adress": "doc:docs/FAQ.md"}));
+    assert_eq!(status, 400);
+    assert!(body["error"]["message"].as_str().unwrap().contains("unknown field `adress`"), "{body}");
+    let (status, body) = tool(&server, "read", json!({"address": "doc:docs/../x.md"}));
+    assert_eq!((status, body["error"]["kind"].as_str()), (400, Some("invalid-argument")));
+    let (status, body) = tool(&server, "nope", json!({}));
+    assert_eq!((status, body["error"]["kind"].as_str()), (404, Some("unknown-tool")));
+    let (status, _) = tool(&server, "read", json!({"address": "doc:docs/missing.md"}));
+    assert_eq!(status, 404);
+    let (status, body) = request(&server, "POST", "/v1/tools/search_docs", "{not json", None);
+    assert_eq!(status, 400, "{body}");
+    let big = json!({"query": "a".repeat(2 * 1024 * 1024)}).to_string();
+    let (status, body) = request(&server, "POST", "/v1/tools/search_docs", &big, None);
+    assert_eq!(status, 413);
+    assert_eq!(body["error"]["kind"], "too-large", "axum's own errors use the JSON envelope: {body}");
+    let (status, body) = tool(&server, "ledger_show", json!({}));
+    assert_eq!(status, 400, "no run: {body}");
+}
+
+#[test]
+fn auth_and_policy_apply_to_every_tool() {
+    let ws = Workspace::with_registry();
+    ws.build();
+    std::fs::write(
+        ws.path("policy.toml"),
+        "default = \"allow\"\n[[deny]]\norigins = [\"docs\"]\nconsumers = [\"*\"]\n",
+    )
+    .unwrap();
+    let server = serve(&ws, Some("t0ken"), &["--policy", ws.path("policy.toml").to_str().unwrap()]);
+    let body = json!({"address": "doc:docs/common/conventions/wish.md#result-shape"}).to_string();
+    let (status, _) = request(&server, "POST", "/v1/tools/read", &body, None);
+    assert_eq!(status, 401);
+    let (status, _) = request(&server, "GET", "/v1/tools", "", Some("wrong"));
+    assert_eq!(status, 401);
+    let (status, denied) = request(&server, "POST", "/v1/tools/read", &body, Some("t0ken"));
+    assert_eq!(status, 403, "{denied}");
+    assert_eq!(denied["error"]["kind"], "denied");
+    assert!(!denied.to_string().contains("Result Shape\n"), "no text in a denial");
+    let (status, hits) =
+        request(&server, "POST", "/v1/tools/search_docs", &json!({"query": "wish"}).to_string(), Some("t0ken"));
+    assert_eq!(status, 200);
+    for h in hits["hits"].as_array().unwrap() {
+        if h["origin"] == "docs" {
+            assert_eq!(h["snippet"], "");
+            assert!(h["denied"].is_string());
+        }
+    }
+}
+
+fn python_has_mcp() -> bool {
+    Command::new("python3").args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn an_official_mcp_client_lists_tools_and_calls_search_and_read() {
+    if !python_has_mcp() {
+        assert!(
+            std::env::var_os("FABDEX_REQUIRE_MCP_CLIENT").is_none(),
+            "FABDEX_REQUIRE_MCP_CLIENT is set but the Python `mcp` SDK is not importable (pip install mcp)"
+        );
+        eprintln!("skipping: the Python `mcp` SDK is not installed (pip install mcp); CI installs it");
+        return;
+    }
+    let ws = Workspace::with_registry();
+    ws.build();
+    let run = fabdex_ledger::RunStore::new(ws.path("runs")).new_run(None).unwrap().run;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .args([env!("CARGO_BIN_EXE_fabdex"), ws.index_dir().to_str().unwrap(), ws.path("runs").to_str().unwrap(), &run])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["server"], "fabdex");
+    let names: Vec<&str> = r["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    assert_eq!(names, fabdex_tools::names());
+    assert_eq!(r["has_output_schemas"], true);
+    assert_eq!(r["search_error"], false);
+    assert_eq!(r["search"]["hits"].as_array().unwrap().len(), 3);
+    assert_eq!(r["read_error"], false);
+    assert_eq!(r["read"]["end"], 120);
+    assert_eq!(r["missing_error"], true);
+    assert!(
+        r["missing_text"].as_str().unwrap().starts_with("not-found: no indexed file `docs/nope.md`"),
+        "{}",
+        r["missing_text"]
+    );
+    let tools: Vec<&str> =
+        r["ledger"]["records"].as_array().unwrap().iter().map(|x| x["tool"].as_str().unwrap()).collect();
+    assert_eq!(tools, ["search_docs", "read", "read"], "the server's run recorded the MCP calls");
+}
+
+#[test]
+fn the_tool_reference_is_generated_from_the_registry() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tools.md")).unwrap();
+    assert_eq!(
+        doc,
+        fabdex_tools::markdown(),
+        "docs/tools.md is stale: run `fabdex tools --format markdown > docs/tools.md`"
+    );
+    for d in fabdex_tools::descriptors() {
+        assert_eq!(d.input_schema["type"], "object", "{}", d.name);
+        assert!(d.input_schema["properties"]["run"].is_object(), "{}", d.name);
+        assert!(d.output_schema.is_object(), "{}", d.name);
+        assert!(!d.bounds.is_empty());
+    }
+    let openai = fabdex_tools::openai();
+    assert_eq!(openai[0]["type"], "function");
+    assert_eq!(openai[0]["function"]["name"], "search_docs");
+}
+
+#[test]
+fn a_snapshot_published_while_serving_is_picked_up() {
+    let ws = Workspace::with_registry();
+    let first = ws.build();
+    let server = serve(&ws, None, &[]);
+    let (_, health) = request(&server, "GET", "/health", "", None);
+    assert_eq!(health["snapshot"], first.snapshot_id.as_str());
+    let path = ws.path("docs/FAQ.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}\n## Served later\n\nA section published while the server ran.\n")).unwrap();
+    let second = ws.build();
+    assert_ne!(second.snapshot_id, first.snapshot_id);
+    let (_, health) = request(&server, "GET", "/health", "", None);
+    assert_eq!(health["snapshot"], second.snapshot_id.as_str());
+    let (status, env) = tool(&server, "read", json!({"address": "doc:docs/FAQ.md#served-later"}));
+    assert_eq!(status, 200, "{env}");
+    assert!(env["text"].as_str().unwrap().contains("published while the server ran"));
+}
