@@ -88,8 +88,15 @@ enum Command {
     },
     /// Serve the tools over MCP (stdio) or HTTP (tools, health, and the index service's endpoints).
     Serve {
-        /// Address to listen on, e.g. 127.0.0.1:8080 (port 0 picks a free port).
-        #[arg(long, value_name = "ADDR", conflicts_with = "mcp", required_unless_present = "mcp")]
+        /// Serve HTTP on ADDR (default 127.0.0.1:8080, loopback; port 0 picks a free port).
+        #[arg(
+            long,
+            value_name = "ADDR",
+            num_args = 0..=1,
+            default_missing_value = "127.0.0.1:8080",
+            conflicts_with = "mcp",
+            required_unless_present = "mcp"
+        )]
         http: Option<String>,
         /// Speak MCP on stdin/stdout.
         #[arg(long)]
