@@ -48,6 +48,13 @@ struct Scope {
 }
 
 impl Scope {
+    /// A command's RUN argument, else the global --run / FABDEX_RUN.
+    fn run_or(&self, given: Option<String>) -> Result<String> {
+        given
+            .or_else(|| self.run.clone())
+            .ok_or_else(|| QueryError::InvalidArgument("which run? give RUN, --run RUN or FABDEX_RUN".into()).into())
+    }
+
     fn store(&self) -> fabdex_ledger::RunStore {
         fabdex_ledger::RunStore::new(self.runs.clone())
     }
@@ -164,6 +171,11 @@ enum Command {
         #[arg(long, default_value = "json")]
         format: String,
     },
+    /// The implementation kit: its JSON Schema, and admission of a proposed kit.
+    Kit {
+        #[command(subcommand)]
+        what: KitWhat,
+    },
     /// Research runs.
     Run {
         #[command(subcommand)]
@@ -178,7 +190,9 @@ enum Command {
     /// consulted (with digests), the pattern's own `cf:pattern:` imports, and
     /// the run's exposure set.
     Provenance {
-        run: String,
+        /// The run (default: --run / FABDEX_RUN).
+        #[arg(value_name = "RUN")]
+        run_id: Option<String>,
         /// The authored pattern (TS/TSX).
         #[arg(long)]
         pattern: PathBuf,
@@ -194,6 +208,24 @@ enum Command {
 }
 
 #[derive(Subcommand)]
+enum KitWhat {
+    /// Print the kit's JSON Schema.
+    Schema,
+    /// Admit a proposed kit against a run's ledger, the index and the granted
+    /// handles; print the admitted kit and the problems. Exits 1 unless complete.
+    Admit {
+        /// The proposed kit (JSON).
+        kit: PathBuf,
+        /// The research run whose reads the kit may cite.
+        #[arg(long = "run", value_name = "RUN")]
+        kit_run: Option<String>,
+        /// Handle inventory: granted tokens with descriptions and schemas (JSON).
+        #[arg(long)]
+        handles: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
 enum RunWhat {
     /// Make a new research run and print its id.
     New,
@@ -202,7 +234,11 @@ enum RunWhat {
 #[derive(Subcommand)]
 enum LedgerWhat {
     /// Every record of a run (and any line that is not one).
-    Show { run: String },
+    Show {
+        /// The run (default: --run / FABDEX_RUN).
+        #[arg(value_name = "RUN")]
+        run_id: Option<String>,
+    },
     /// Reopen one cited text from the snapshot and check its digest.
     Cite {
         citation: String,
@@ -211,11 +247,20 @@ enum LedgerWhat {
         in_run: Option<String>,
     },
     /// Check every read of a run against the snapshot: identical, changed since, or gone.
-    Verify { run: String },
+    Verify {
+        #[arg(value_name = "RUN")]
+        run_id: Option<String>,
+    },
     /// The docs and patterns a run read, apart from any pattern's dependencies.
-    Consulted { run: String },
+    Consulted {
+        #[arg(value_name = "RUN")]
+        run_id: Option<String>,
+    },
     /// The origins a run has read, with counts.
-    Exposure { run: String },
+    Exposure {
+        #[arg(value_name = "RUN")]
+        run_id: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -692,7 +737,54 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Ledger { what } => ledger_command(&scope, what, cli.json),
-        Command::Provenance { run, pattern, out } => {
+        Command::Kit { what: KitWhat::Schema } => print_json(&fabdex_kit::schema()),
+        Command::Kit { what: KitWhat::Admit { kit, kit_run, handles } } => {
+            let run = kit_run
+                .or(scope.run.clone())
+                .ok_or_else(|| QueryError::InvalidArgument("kit admit needs the research run: --run RUN".into()))?;
+            let text = std::fs::read_to_string(&kit).with_context(|| format!("cannot read kit `{}`", kit.display()))?;
+            let proposed: fabdex_kit::Kit = serde_json::from_str(&text)
+                .map_err(|e| QueryError::InvalidArgument(format!("kit `{}` is not a valid kit: {e}", kit.display())))?;
+            let handles: Vec<fabdex_kit::Handle> = match handles {
+                None => vec![],
+                Some(path) => {
+                    let text = std::fs::read_to_string(&path)
+                        .with_context(|| format!("cannot read handles `{}`", path.display()))?;
+                    let inventory: fabdex_kit::Inventory = serde_json::from_str(&text).map_err(|e| {
+                        QueryError::InvalidArgument(format!("handles `{}` are not valid: {e}", path.display()))
+                    })?;
+                    inventory.handles().to_vec()
+                }
+            };
+            let engine = Engine::open_index(&scope.index)?;
+            let contents = scope.store().ledger(&run)?.read()?;
+            let admission = fabdex_kit::admit(&engine, &contents, &handles, &proposed);
+            if cli.json {
+                print_json(&admission)?;
+            } else {
+                println!("kit {}: {}", kit.display(), label(&admission.status));
+                for p in &admission.problems {
+                    println!("  [{}] {}: {}", p.rule, p.pointer, p.message);
+                }
+                for m in &admission.kit.missing {
+                    println!("  missing input `{}` ({}) of {}: {}", m.argument, m.ty, m.pattern_id, m.resolution);
+                }
+                println!(
+                    "  {} sources from the ledger, {} patterns admitted, exposure {}",
+                    admission.kit.sources.len(),
+                    admission.kit.patterns.len(),
+                    admission.kit.exposure.join(", ")
+                );
+            }
+            if admission.status == fabdex_kit::KitStatus::Complete {
+                Ok(())
+            } else {
+                Err(Reported(format!("kit `{}` is incomplete: {} problems", kit.display(), admission.problems.len()))
+                    .into())
+            }
+        }
+        Command::Provenance { run_id, pattern, out } => {
+            let run = scope.run_or(run_id)?;
             let contents = scope.store().ledger(&run)?.read()?;
             let text = std::fs::read_to_string(&pattern)
                 .with_context(|| format!("cannot read pattern `{}`", pattern.display()))?;
@@ -751,7 +843,8 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
     use fabdex_ledger::audit;
     let store = scope.store();
     match what {
-        LedgerWhat::Show { run } => {
+        LedgerWhat::Show { run_id } => {
+            let run = scope.run_or(run_id)?;
             let contents = store.ledger(&run)?.read()?;
             if json {
                 return print_json(&contents);
@@ -811,7 +904,8 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
                 anyhow::bail!("citation `{citation}` is {:?} in snapshot {}", check.status, engine.snapshot_id())
             }
         }
-        LedgerWhat::Verify { run } => {
+        LedgerWhat::Verify { run_id } => {
+            let run = scope.run_or(run_id)?;
             let engine = Engine::open_index(&scope.index)?;
             let contents = store.ledger(&run)?.read()?;
             let v = audit::verify(&engine, &contents)?;
@@ -839,7 +933,8 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
                 .into())
             }
         }
-        LedgerWhat::Consulted { run } => {
+        LedgerWhat::Consulted { run_id } => {
+            let run = scope.run_or(run_id)?;
             let set = audit::consulted(&store.ledger(&run)?.read()?);
             if json {
                 return print_json(&set);
@@ -852,7 +947,8 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
             }
             Ok(())
         }
-        LedgerWhat::Exposure { run } => {
+        LedgerWhat::Exposure { run_id } => {
+            let run = scope.run_or(run_id)?;
             let e = audit::exposure(&store.ledger(&run)?.read()?);
             if json {
                 return print_json(&e);

@@ -31,6 +31,11 @@ pub use navigate::{Outline, OutlineRow, Related, RelatedLink, SectionRef};
 pub use pattern_read::{DepNode, DepTree, FileListing, PatternFileRow};
 pub use pattern_search::{FieldMatch, FieldSpec, Fit, InputFit, PatternHit, PatternQuery, PatternSearch};
 pub use patterns::{DeclaredSchemas, FileDiagnostic, Inspection};
+
+/// A property schema's type as one line of TypeScript (`Writable<MailDatabase>`, `MessageHeader[]`).
+pub fn render_type(schema: &serde_json::Value) -> String {
+    patterns::render_type(schema, None)
+}
 pub use search::{Hit, SearchDocs, SearchResult, Why};
 
 /// An opened snapshot with the lookups queries need.

@@ -219,6 +219,7 @@ impl FieldSpec {
 
 /// What `search patterns` takes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PatternQuery {
     #[serde(default)]
     pub text: String,

@@ -284,7 +284,7 @@ async fn not_found() -> Response {
     error_response(
         StatusCode::NOT_FOUND,
         "not-found",
-        "no such endpoint (POST /listPatterns, /searchPatterns, /getPattern; GET /health)",
+        "no such endpoint (GET /v1/tools, POST /v1/tools/{name}, GET /health, POST /listPatterns, /searchPatterns, /getPattern)",
     )
 }
 

@@ -69,6 +69,9 @@ impl ServerHandler for FabdexMcp {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let Ok(_slot) = self.state.slots.acquire().await else {
+            return Ok(CallToolResult::error(vec![ContentBlock::text("unavailable: server is shutting down")]).into());
+        };
         let state = self.state.clone();
         let name = request.name.to_string();
         let input = Value::Object(request.arguments.unwrap_or_default());

@@ -409,8 +409,19 @@ const TOOLS: &[Tool] = &[
             let i: CiteInput = input("ledger_cite", v)?;
             let run = run_of(ctx)?;
             let store = ctx.runs.as_ref().ok_or_else(|| ToolError::new("invalid-argument", "no runs folder"))?;
-            let (record, check) = fabdex_ledger::audit::cite(ctx.session.engine, store, &i.citation, Some(&run))
+            let (record, mut check) = fabdex_ledger::audit::cite(ctx.session.engine, store, &i.citation, Some(&run))
                 .map_err(ToolError::from_anyhow)?;
+            let origin = record
+                .items
+                .iter()
+                .find(|x| x.citation.as_deref() == Some(i.citation.as_str()))
+                .map(|x| x.origin.clone());
+            if let (Some(policy), Some(origin)) = (&ctx.session.policy, origin)
+                && let fabdex_ledger::Decision::Deny(reason) = policy.decide(&origin, &ctx.session.consumer)
+            {
+                check.text = None;
+                check.detail = Some(format!("text withheld: {reason}"));
+            }
             output(Ok(CiteOutput { record, check }))
         },
     },
@@ -517,7 +528,8 @@ pub fn markdown() -> String {
          (`POST /v1/tools/<name>` on `fabdex serve --http`). Every input also takes `run` (a research run id) \
          to record the call in that run's ledger.\n\n\
          Errors carry a `kind`: `unknown-tool`, `invalid-argument`, `not-found`, `no-snapshot`, `corrupt`, \
-         `denied` (the release policy withholds the origin), `internal`; the message is the CLI's.\n\n",
+         `denied` (the release policy withholds the origin), `internal`; the message is the CLI's. Over HTTP \
+         the server adds `unauthorized` (401), `too-large` (413), `method-not-allowed` (405) and `timeout` (503).\n\n",
     );
     out.push_str("| tool | what it does |\n|---|---|\n");
     for d in descriptors() {

@@ -20,6 +20,7 @@ pub mod cf_spec;
 mod extract;
 pub mod outline;
 pub mod program;
+pub mod reads;
 pub mod schema;
 
 pub use extract::{
