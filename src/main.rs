@@ -229,6 +229,41 @@ enum KitWhat {
 enum RunWhat {
     /// Make a new research run and print its id.
     New,
+    /// Print the JSON Schema of a run artifact: spec, evidence, eval or meta.
+    Schema { name: String },
+    /// Validate one artifact of a deep-research run folder.
+    Validate {
+        /// spec, evidence, draft, eval, feedback or meta.
+        kind: String,
+        path: PathBuf,
+        /// The run's spec.json (evidence, draft, eval).
+        #[arg(long)]
+        spec: Option<PathBuf>,
+        /// Round 2+ evidence: the canonical prior evidence it must keep.
+        #[arg(long)]
+        prior: Option<PathBuf>,
+        /// The context directory of canonical evidence (draft, eval).
+        #[arg(long)]
+        evidence_dir: Option<PathBuf>,
+        /// The draft an eval judges (eval).
+        #[arg(long)]
+        draft: Option<PathBuf>,
+        /// The eval a feedback file pairs with (feedback).
+        #[arg(long)]
+        eval: Option<PathBuf>,
+        /// Evidence: fabdex-address sources must be citations of this fabdex run.
+        #[arg(long = "ledger", value_name = "RUN")]
+        ledger_run: Option<String>,
+    },
+    /// Validate a whole run folder: meta.json against itself and every artifact.
+    ValidateRun { root: PathBuf },
+    /// The next action for a run folder, from the files on disk (changes nothing
+    /// unless --apply, which performs the state-only transitions and re-validates).
+    Plan {
+        root: PathBuf,
+        #[arg(long)]
+        apply: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -737,6 +772,41 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Ledger { what } => ledger_command(&scope, what, cli.json),
+        Command::Run { what: RunWhat::Schema { name } } => match fabdex_runstate::schema(&name) {
+            Some(s) => print_json(&s),
+            None => Err(QueryError::InvalidArgument(format!("no schema `{name}` (spec, evidence, eval, meta)")).into()),
+        },
+        Command::Run { what: RunWhat::Validate { kind, path, spec, prior, evidence_dir, draft, eval, ledger_run } } => {
+            run_validate(&scope, &kind, &path, spec, prior, evidence_dir, draft, eval, ledger_run, cli.json)
+        }
+        Command::Run { what: RunWhat::ValidateRun { root } } => {
+            let violations = fabdex_runstate::meta::validate_run(&root);
+            report_violations(&root.display().to_string(), &violations, cli.json)
+        }
+        Command::Run { what: RunWhat::Plan { root, apply } } => {
+            let plan = fabdex_runstate::plan::plan(&root);
+            if apply {
+                let after = fabdex_runstate::plan::apply(&root, &plan, &fabdex_ledger::store::now_rfc3339())?;
+                if cli.json {
+                    print_json(&serde_json::json!({"applied": plan.actions, "violations": after}))?;
+                } else {
+                    for a in &plan.actions {
+                        println!("{}", serde_json::to_string(a)?);
+                    }
+                }
+                if !after.is_empty() {
+                    return report_violations(&root.display().to_string(), &after, false);
+                }
+                return Ok(());
+            }
+            if cli.json {
+                return print_json(&plan);
+            }
+            for a in &plan.actions {
+                println!("{}", serde_json::to_string(a)?);
+            }
+            Ok(())
+        }
         Command::Kit { what: KitWhat::Schema } => print_json(&fabdex_kit::schema()),
         Command::Kit { what: KitWhat::Admit { kit, kit_run, handles } } => {
             let run = kit_run
@@ -962,6 +1032,107 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
             Ok(())
         }
     }
+}
+
+fn report_violations(what: &str, violations: &[fabdex_runstate::Violation], json: bool) -> Result<()> {
+    if json {
+        print_json(&serde_json::json!({"valid": violations.is_empty(), "violations": violations}))?;
+    } else if violations.is_empty() {
+        println!("{what}: valid");
+    } else {
+        for v in violations {
+            println!("{v}");
+        }
+    }
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(Reported(format!("{what}: {} violations", violations.len())).into())
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_validate(
+    scope: &Scope,
+    kind: &str,
+    path: &std::path::Path,
+    spec: Option<PathBuf>,
+    prior: Option<PathBuf>,
+    evidence_dir: Option<PathBuf>,
+    draft: Option<PathBuf>,
+    eval: Option<PathBuf>,
+    ledger_run: Option<String>,
+    json: bool,
+) -> Result<()> {
+    use fabdex_runstate::artifacts as a;
+    let read =
+        |p: &std::path::Path| std::fs::read_to_string(p).with_context(|| format!("cannot read `{}`", p.display()));
+    let text = read(path)?;
+    let name = path.display().to_string();
+    let spec = match &spec {
+        Some(p) => a::check_spec(&p.display().to_string(), &read(p)?).0,
+        None => None,
+    };
+    let violations = match kind {
+        "spec" => a::check_spec(&name, &text).1,
+        "meta" => fabdex_runstate::meta::check_meta(&name, &text).1,
+        "evidence" => {
+            let prior = match &prior {
+                Some(p) => serde_json::from_str::<a::Evidence>(&read(p)?).map(Some).map_err(|e| {
+                    QueryError::InvalidArgument(format!("--prior `{}` is not valid evidence: {e}", p.display()))
+                })?,
+                None => None,
+            };
+            let citations = match &ledger_run {
+                Some(run) => {
+                    let contents = scope.store().ledger(run)?.read()?;
+                    Some(
+                        contents
+                            .records
+                            .iter()
+                            .flat_map(|r| &r.items)
+                            .filter_map(|i| i.citation.clone().map(|c| (c, i.address.clone())))
+                            .collect::<std::collections::BTreeMap<_, _>>(),
+                    )
+                }
+                None => None,
+            };
+            let ctx = a::EvidenceContext { spec: spec.as_ref(), prior: prior.as_ref(), citations: citations.as_ref() };
+            a::check_evidence(&name, &text, &ctx).1
+        }
+        "draft" => {
+            let dir = evidence_dir.ok_or_else(|| QueryError::InvalidArgument("draft needs --evidence-dir".into()))?;
+            a::check_draft(&name, &text, &a::load_evidence_dir(&dir))
+        }
+        "eval" => {
+            let mut v = a::check_eval(&name, &text, spec.as_ref()).1;
+            if let Some(d) = &draft
+                && !d.exists()
+            {
+                v.push(a::Violation {
+                    file: name.clone(),
+                    pointer: String::new(),
+                    rule: "missing".into(),
+                    message: format!("the draft `{}` it judges is missing", d.display()),
+                });
+            }
+            v
+        }
+        "feedback" => {
+            let e = match &eval {
+                Some(p) => a::check_eval(&p.display().to_string(), &read(p)?, spec.as_ref()).0,
+                None => None,
+            };
+            a::check_feedback(&name, &text, e.as_ref())
+        }
+        other => {
+            return Err(QueryError::InvalidArgument(format!(
+                "`{other}`: expected spec, evidence, draft, eval, feedback or meta"
+            ))
+            .into());
+        }
+    };
+    report_violations(&name, &violations, json)
 }
 
 fn eval_docs(engine: &Engine, qrels: &std::path::Path, k: usize, include_history: bool, json: bool) -> Result<()> {

@@ -1,0 +1,275 @@
+//! Resume planning: from the files on disk, the next thing an orchestrator
+//! must do, without changing anything; `apply` performs the state-only
+//! transitions (Scout promotion renames, work-item status updates) and
+//! re-validates.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::artifacts::{
+    EvidenceContext, EvidenceStatus, Spec, check_draft, check_eval, check_evidence, check_feedback, check_spec,
+    load_evidence_dir,
+};
+use crate::meta::{ItemStatus, Meta, Phase, Role, RoundStatus, RunStatus, WorkItem, check_meta, validate_run};
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Action {
+    /// The run is terminal: report its outcome, spawn nothing.
+    Outcome { status: RunStatus, report: Option<String> },
+    /// Validation failed in a way that must not be repaired silently (malformed meta, escaping paths).
+    Stop { reason: String },
+    /// A stale running Scout whose staged output validates: rename it into place, then mark the item.
+    Promote { work_item: String, from: String, to: String, status: ItemStatus },
+    /// A stale running item whose output validates: mark it completed.
+    Reconcile { work_item: String, status: ItemStatus },
+    /// A stale running item with missing or invalid output and attempt < 2: back to pending (one attempt left).
+    Reset { work_item: String, error: String },
+    /// A stale running item with missing or invalid output at attempt 2: it fails, and the run with it.
+    Fail { work_item: String, error: String },
+    /// Spawn a fresh agent for a pending work item.
+    Spawn { role: Role, work_item: String, round: u32, output_paths: Vec<String>, attempt: u32 },
+    /// Root bookkeeping the orchestrator performs next (not a spawn).
+    Checkpoint { step: String },
+}
+
+/// What `fabdex run plan` answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub actions: Vec<Action>,
+}
+
+fn output_error(root: &Path, item: &WorkItem, spec: Option<&Spec>) -> Result<Option<EvidenceStatus>, String> {
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).map_err(|_| format!("`{p}` is missing"));
+    let first = |v: Vec<crate::artifacts::Violation>| v.first().map(|x| x.to_string());
+    match item.role {
+        Role::Planner => {
+            let (_, v) = check_spec("spec.json", &read("spec.json")?);
+            first(v).map_or(Ok(None), Err)
+        }
+        Role::Scout => {
+            let staged = format!("context/.staging/{}.json", item.id);
+            let canonical = format!("context/evidence_{}.json", item.dimension.as_deref().unwrap_or(""));
+            let (path, text) = match read(&staged) {
+                Ok(t) => (staged, t),
+                Err(_) => (canonical.clone(), read(&canonical)?),
+            };
+            let (ev, v) = check_evidence(&path, &text, &EvidenceContext { spec, ..Default::default() });
+            if let Some(e) = first(v) {
+                return Err(e);
+            }
+            let ev = ev.ok_or("unreadable evidence")?;
+            if Some(&ev.dimension) != item.dimension.as_ref() || ev.round != item.round {
+                return Err(format!("`{path}` is evidence for `{}` round {}", ev.dimension, ev.round));
+            }
+            Ok(Some(ev.status))
+        }
+        Role::Writer => {
+            let p = format!("drafts/draft_v{}.md", item.round);
+            let evidence = load_evidence_dir(&root.join("context"));
+            first(check_draft(&p, &read(&p)?, &evidence)).map_or(Ok(None), Err)
+        }
+        Role::Evaluator => {
+            let e = format!("evals/eval_v{}.json", item.round);
+            let f = format!("feedback/feedback_v{}.md", item.round);
+            let (eval, v) = check_eval(&e, &read(&e)?, spec);
+            if let Some(err) = first(v) {
+                return Err(err);
+            }
+            first(check_feedback(&f, &read(&f)?, eval.as_ref())).map_or(Ok(None), Err)
+        }
+    }
+}
+
+/// The plan for a run folder.
+pub fn plan(root: &Path) -> Plan {
+    let mut actions = Vec::new();
+    let Ok(text) = std::fs::read_to_string(root.join("meta.json")) else {
+        return Plan { actions: vec![Action::Stop { reason: "meta.json is missing".into() }] };
+    };
+    let (meta, violations) = check_meta("meta.json", &text);
+    let Some(meta) = meta else {
+        return Plan {
+            actions: vec![Action::Stop {
+                reason: violations.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("; "),
+            }],
+        };
+    };
+    let escaping: Vec<String> = violations.iter().filter(|v| v.rule == "path-escape").map(|v| v.to_string()).collect();
+    if !escaping.is_empty() {
+        return Plan {
+            actions: vec![Action::Stop {
+                reason: format!("malformed or escaping paths, not repaired: {}", escaping.join("; ")),
+            }],
+        };
+    }
+    if meta.status.terminal() {
+        let report = match meta.status {
+            RunStatus::Completed => Some(root.join("final_report.md").display().to_string()),
+            RunStatus::Exhausted => Some(root.join("best_report.md").display().to_string()),
+            _ => None,
+        };
+        return Plan { actions: vec![Action::Outcome { status: meta.status, report }] };
+    }
+    let spec = std::fs::read_to_string(root.join("spec.json")).ok().and_then(|t| check_spec("spec.json", &t).0);
+    // Stale running items first: artifact first, never respawn what validates.
+    let mut failed = false;
+    for item in meta.work_items.iter().filter(|w| w.status == ItemStatus::Running) {
+        match output_error(root, item, spec.as_ref()) {
+            Ok(status) => {
+                let status =
+                    if status == Some(EvidenceStatus::Partial) { ItemStatus::Partial } else { ItemStatus::Completed };
+                if item.role == Role::Scout && root.join(format!("context/.staging/{}.json", item.id)).exists() {
+                    actions.push(Action::Promote {
+                        work_item: item.id.clone(),
+                        from: format!("context/.staging/{}.json", item.id),
+                        to: format!("context/evidence_{}.json", item.dimension.as_deref().unwrap_or("")),
+                        status,
+                    });
+                } else {
+                    actions.push(Action::Reconcile { work_item: item.id.clone(), status });
+                }
+            }
+            Err(error) if item.attempt < 2 => actions.push(Action::Reset { work_item: item.id.clone(), error }),
+            Err(error) => {
+                failed = true;
+                actions.push(Action::Fail { work_item: item.id.clone(), error });
+            }
+        }
+    }
+    if failed {
+        actions.push(Action::Checkpoint { step: "set status failed and phase finalized; spawn nothing".into() });
+        return Plan { actions };
+    }
+    let reconciled: Vec<&str> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Promote { work_item, .. } | Action::Reconcile { work_item, .. } => Some(work_item.as_str()),
+            _ => None,
+        })
+        .collect();
+    let state = |w: &WorkItem| -> ItemStatus {
+        if reconciled.contains(&w.id.as_str()) {
+            ItemStatus::Completed
+        } else if actions.iter().any(|a| matches!(a, Action::Reset { work_item, .. } if *work_item == w.id)) {
+            ItemStatus::Pending
+        } else {
+            w.status
+        }
+    };
+    // The earliest incomplete phase: Planner, Scouts, Writer, Evaluator, Decide.
+    let spawn = |w: &WorkItem| Action::Spawn {
+        role: w.role,
+        work_item: w.id.clone(),
+        round: w.round,
+        output_paths: crate::meta::owned_paths(w),
+        attempt: w.attempt + 1,
+    };
+    let done = |s: ItemStatus| matches!(s, ItemStatus::Completed | ItemStatus::Partial);
+    let planner = meta.work_items.iter().find(|w| w.role == Role::Planner);
+    if let Some(p) = planner.filter(|p| !done(state(p))) {
+        actions.push(spawn(p));
+        return Plan { actions };
+    }
+    if meta.rounds.is_empty() {
+        actions.push(Action::Checkpoint { step: "copy spec.successCriteria.passThreshold to meta.pass_threshold, create round 1 with a Scout item per spec dimension, phase researching".into() });
+        return Plan { actions };
+    }
+    let round = meta.round;
+    let scouts: Vec<&WorkItem> = meta.work_items.iter().filter(|w| w.role == Role::Scout && w.round == round).collect();
+    let pending_scouts: Vec<&WorkItem> = scouts.iter().copied().filter(|w| state(w) == ItemStatus::Pending).collect();
+    if !pending_scouts.is_empty() {
+        let running = scouts.iter().filter(|w| state(w) == ItemStatus::Running).count();
+        for w in pending_scouts.into_iter().take(3usize.saturating_sub(running)) {
+            actions.push(spawn(w));
+        }
+        return Plan { actions };
+    }
+    if scouts.iter().any(|w| state(w) == ItemStatus::Running) {
+        actions.push(Action::Checkpoint { step: "wait for the running Scouts".into() });
+        return Plan { actions };
+    }
+    let writer = meta.work_items.iter().find(|w| w.role == Role::Writer && w.round == round);
+    match writer {
+        None => {
+            actions.push(Action::Checkpoint {
+                step: format!("phase writing: append a pending Writer item for round {round}"),
+            });
+            return Plan { actions };
+        }
+        Some(w) if !done(state(w)) => {
+            actions.push(spawn(w));
+            return Plan { actions };
+        }
+        Some(_) => {}
+    }
+    let evaluator = meta.work_items.iter().find(|w| w.role == Role::Evaluator && w.round == round);
+    match evaluator {
+        None => actions.push(Action::Checkpoint {
+            step: format!("record the draft, phase evaluating: append a pending Evaluator item for round {round}"),
+        }),
+        Some(w) if !done(state(w)) => actions.push(spawn(w)),
+        Some(_) => {
+            let recorded = meta.rounds.last().is_some_and(|r| r.status == RoundStatus::Completed);
+            actions.push(Action::Checkpoint {
+                step: if recorded {
+                    "decide: PASS → final_report.md (completed); REJECT → failed; plateau or max_rounds → best_report.md (exhausted); else next round".into()
+                } else {
+                    format!("record round {round}'s eval (score, verdict, paths), mark it completed and update best; then decide")
+                },
+            });
+        }
+    }
+    let _ = Phase::Planning;
+    Plan { actions }
+}
+
+/// Perform the plan's state-only transitions, write meta.json atomically and
+/// re-validate the run. Returns the violations after applying.
+pub fn apply(root: &Path, plan: &Plan, now: &str) -> anyhow::Result<Vec<crate::artifacts::Violation>> {
+    let text = std::fs::read_to_string(root.join("meta.json"))?;
+    let mut meta: Meta = serde_json::from_str(&text)?;
+    for a in &plan.actions {
+        match a {
+            Action::Promote { work_item, from, to, status } => {
+                std::fs::rename(root.join(from), root.join(to))?;
+                let w = item(&mut meta, work_item)?;
+                w.output_paths = vec![to.clone()];
+                w.status = *status;
+                w.error = None;
+            }
+            Action::Reconcile { work_item, status } => {
+                let w = item(&mut meta, work_item)?;
+                w.status = *status;
+                w.output_paths = crate::meta::owned_paths(w);
+                w.error = None;
+            }
+            Action::Reset { work_item, error } => {
+                let w = item(&mut meta, work_item)?;
+                w.status = ItemStatus::Pending;
+                w.error = Some(error.clone());
+                meta.last_error = Some(error.clone());
+            }
+            Action::Fail { work_item, error } => {
+                let w = item(&mut meta, work_item)?;
+                w.status = ItemStatus::Failed;
+                w.error = Some(error.clone());
+                meta.last_error = Some(error.clone());
+                meta.status = RunStatus::Failed;
+                meta.phase = Phase::Finalized;
+            }
+            _ => {}
+        }
+    }
+    meta.updated_at = now.to_string();
+    let tmp = root.join(format!("meta.json.tmp{}", std::process::id()));
+    std::fs::write(&tmp, serde_json::to_vec_pretty(&meta)?)?;
+    std::fs::rename(&tmp, root.join("meta.json"))?;
+    Ok(validate_run(root))
+}
+
+fn item<'a>(meta: &'a mut Meta, id: &str) -> anyhow::Result<&'a mut WorkItem> {
+    meta.work_items.iter_mut().find(|w| w.id == id).ok_or_else(|| anyhow::anyhow!("no work item `{id}`"))
+}
