@@ -216,9 +216,6 @@ enum KitWhat {
     Admit {
         /// The proposed kit (JSON).
         kit: PathBuf,
-        /// The research run whose reads the kit may cite.
-        #[arg(long = "run", value_name = "RUN")]
-        kit_run: Option<String>,
         /// Handle inventory: granted tokens with descriptions and schemas (JSON).
         #[arg(long)]
         handles: Option<PathBuf>,
@@ -808,10 +805,9 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Kit { what: KitWhat::Schema } => print_json(&fabdex_kit::schema()),
-        Command::Kit { what: KitWhat::Admit { kit, kit_run, handles } } => {
-            let run = kit_run
-                .or(scope.run.clone())
-                .ok_or_else(|| QueryError::InvalidArgument("kit admit needs the research run: --run RUN".into()))?;
+        Command::Kit { what: KitWhat::Admit { kit, handles } } => {
+            // The run whose reads the kit may cite: the global --run / FABDEX_RUN.
+            let run = scope.run_or(None)?;
             let text = std::fs::read_to_string(&kit).with_context(|| format!("cannot read kit `{}`", kit.display()))?;
             let proposed: fabdex_kit::Kit = serde_json::from_str(&text)
                 .map_err(|e| QueryError::InvalidArgument(format!("kit `{}` is not a valid kit: {e}", kit.display())))?;
@@ -849,8 +845,13 @@ fn run(cli: Cli) -> Result<()> {
             if admission.status == fabdex_kit::KitStatus::Complete {
                 Ok(())
             } else {
-                Err(Reported(format!("kit `{}` is incomplete: {} problems", kit.display(), admission.problems.len()))
-                    .into())
+                let n = admission.problems.len();
+                Err(Reported(format!(
+                    "kit `{}` is incomplete: {n} problem{}",
+                    kit.display(),
+                    if n == 1 { "" } else { "s" }
+                ))
+                .into())
             }
         }
         Command::Provenance { run_id, pattern, out } => {
@@ -971,7 +972,12 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
             if ok {
                 Ok(())
             } else {
-                anyhow::bail!("citation `{citation}` is {:?} in snapshot {}", check.status, engine.snapshot_id())
+                Err(Reported(format!(
+                    "citation `{citation}` is {} in snapshot {}",
+                    label(&check.status),
+                    engine.snapshot_id()
+                ))
+                .into())
             }
         }
         LedgerWhat::Verify { run_id } => {
@@ -1283,4 +1289,14 @@ fn print_report(r: &IndexReport) -> Result<()> {
         println!("full report: {}/snapshots/{}/report.json (or run with --json)", r.index_dir, r.snapshot_id);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every subcommand's arguments are well formed (clap checks names, conflicts and globals).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

@@ -322,3 +322,45 @@ fn a_direct_run_kit_checks_its_json_arguments() {
     bad["example"]["content"] = json!("{\"patternId\": ");
     assert!(rules(&run_admit(&r, &bad, &handles())).contains(&"example-json"));
 }
+
+#[test]
+fn the_cli_admits_a_kit_under_the_global_run() {
+    let r = research();
+    std::fs::write(r.ws.path("kit.json"), kit(&r).to_string()).unwrap();
+    std::fs::write(r.ws.path("handles.json"), json!({"handles": handles()}).to_string()).unwrap();
+    let fabdex = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_fabdex"))
+            .args(["--index", r.ws.index_dir().to_str().unwrap(), "--runs", r.ws.path("runs").to_str().unwrap()])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let kit_path = r.ws.path("kit.json");
+    let handles_path = r.ws.path("handles.json");
+    let out = fabdex(&[
+        "--run",
+        &r.run,
+        "kit",
+        "admit",
+        kit_path.to_str().unwrap(),
+        "--handles",
+        handles_path.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let admission: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(admission["status"], "complete");
+    // Without the grant: exit 1, and only the admission JSON on stdout.
+    let out = fabdex(&["--run", &r.run, "kit", "admit", kit_path.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let admission: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(admission["kit"]["missing"][0]["argument"], "db");
+    let out = fabdex(&["kit", "admit", kit_path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "no run: {}", String::from_utf8_lossy(&out.stderr));
+    let out = fabdex(&["kit", "schema"]);
+    let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        schema["properties"]["example"]["anyOf"][0]["$ref"].as_str().map(|s| s.ends_with("Example")),
+        Some(true)
+    );
+}

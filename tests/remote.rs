@@ -7,42 +7,24 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::Workspace;
+use common::{Server, Workspace};
 use fabdex_query::Engine;
-
-/// A `fabdex serve --http` child, killed on drop.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn serve(index: &Path, token: Option<&str>) -> Server {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fabdex"));
     cmd.args(["--index", index.to_str().unwrap(), "serve", "--http", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .env_remove("FABDEX_SERVE_TOKEN");
     if let Some(t) = token {
         cmd.env("FABDEX_SERVE_TOKEN", t);
     }
-    let mut child = cmd.spawn().unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).to_string();
-    Server { child, url }
+    Server::start(cmd)
 }
 
 fn pull(url: &str, out: &Path, token: Option<&str>, timeout: u64) -> std::process::Output {

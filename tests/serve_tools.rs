@@ -5,45 +5,28 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-use common::Workspace;
+use common::{Server, Workspace};
 use serde_json::{Value, json};
-
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn serve(ws: &Workspace, token: Option<&str>, extra: &[&str]) -> Server {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fabdex"));
     cmd.args(["--index", ws.index_dir().to_str().unwrap(), "--runs", ws.path("runs").to_str().unwrap()])
         .args(extra)
         .args(["serve", "--http", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
         .env_remove("FABDEX_SERVE_TOKEN");
     if let Some(t) = token {
         cmd.env("FABDEX_SERVE_TOKEN", t);
     }
-    let mut child = cmd.spawn().unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let addr = line.trim().strip_prefix("listening on http://").unwrap_or_else(|| panic!("{line}")).to_string();
-    Server { child, addr }
+    Server::start(cmd)
 }
 
 /// One HTTP request; returns status and parsed JSON body.
 fn request(server: &Server, method: &str, path: &str, body: &str, token: Option<&str>) -> (u16, Value) {
-    let mut stream = std::net::TcpStream::connect(&server.addr).unwrap();
+    let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
     let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
     write!(
         stream,

@@ -126,3 +126,34 @@ pub struct Expected {
 pub fn load_qrels(path: &Path) -> Vec<Question> {
     serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
 }
+
+/// A `fabdex serve --http` child, killed on drop.
+pub struct Server {
+    pub child: std::process::Child,
+    /// `http://<addr>`.
+    pub url: String,
+}
+
+impl Server {
+    /// Start `cmd` (a `serve --http 127.0.0.1:0` command) and wait for its "listening on" line.
+    pub fn start(mut cmd: std::process::Command) -> Server {
+        use std::io::BufRead;
+        let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line}")).to_string();
+        Server { child, url }
+    }
+
+    /// `<host>:<port>`.
+    pub fn addr(&self) -> &str {
+        self.url.trim_start_matches("http://")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -237,9 +237,16 @@ pub fn admit(engine: &Engine, contents: &Contents, handles: &[Handle], proposed:
     }
     let mut rules = Vec::new();
     for (i, mut rule) in std::mem::take(&mut kit.rules).into_iter().enumerate() {
+        // A dropped rule's citations do not become sources.
+        let mut rule_ids = Vec::new();
         rule.source_ids =
-            admit_ids(&mut ctx, &format!("/rules/{i}/sourceIds"), &rule.source_ids, &cited, &mut used, &run);
+            admit_ids(&mut ctx, &format!("/rules/{i}/sourceIds"), &rule.source_ids, &cited, &mut rule_ids, &run);
         if rule.source_ids.iter().any(|id| cited[id].kind == ItemKind::Read) {
+            for id in rule_ids {
+                if !used.contains(&id) {
+                    used.push(id);
+                }
+            }
             rules.push(rule);
         } else {
             ctx.problem(
@@ -358,6 +365,8 @@ pub fn admit(engine: &Engine, contents: &Contents, handles: &[Handle], proposed:
     texts.extend(kit.steps.iter().enumerate().map(|(i, s)| (format!("/steps/{i}/text"), s.text.as_str())));
     texts.extend(proposed.rules.iter().enumerate().map(|(i, r)| (format!("/rules/{i}/rule"), r.rule.as_str())));
     texts.extend(kit.verification.iter().enumerate().map(|(i, v)| (format!("/verification/{i}"), v.as_str())));
+    texts.extend(proposed.inputs.iter().enumerate().map(|(i, x)| (format!("/inputs/{i}/purpose"), x.purpose.as_str())));
+    texts.extend(proposed.patterns.iter().enumerate().map(|(i, p)| (format!("/patterns/{i}/role"), p.role.as_str())));
     if let Some(e) = &kit.example {
         texts.push(("/example/content".into(), e.content.as_str()));
     }

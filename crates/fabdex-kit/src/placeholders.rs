@@ -26,15 +26,24 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         ),
         d(
             "an invented pattern id",
-            r#"cf:pattern:(?:[A-Za-z0-9_-]{1,42}|[A-Za-z0-9_-]{44,})\b|(?i)"patternId"\s*:\s*"(?:|id|abc\d*|123\d*|example[-_]?id|pattern[-_]?id|PATTERN_ID|<[^"]*>)""#,
+            r#"(?i)"patternId"\s*:\s*"(?:|id|abc\d*|123\d*|example[-_]?id|pattern[-_]?id|PATTERN_ID|<[^"]*>)""#,
         ),
     ]
 });
+
+/// `cf:pattern:` references, whose ids are 43 base64url chars.
+static CF_PATTERN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"cf:pattern:([A-Za-z0-9_-]*)").expect("regex compiles"));
 
 /// Every placeholder in `text`: what it is, and its 1-based line.
 pub fn placeholders(text: &str) -> Vec<(String, u32)> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
+        for c in CF_PATTERN.captures_iter(line) {
+            if c[1].len() != 43 {
+                out.push((format!("an invented pattern id: `{}` (ids are 43 base64url chars)", &c[0]), i as u32 + 1));
+            }
+        }
         for d in DETECTORS.iter() {
             if let Some(m) = d.re.find(line) {
                 out.push((format!("{}: `{}`", d.what, m.as_str().trim()), i as u32 + 1));
@@ -66,6 +75,7 @@ mod tests {
             assert!(found.iter().any(|(w, _)| w.contains(what)), "{text}: {found:?}");
         }
         let real = "import MailReader from \"cf:pattern:T543wtqDml66ODwjtMbBqtK8YqyhYK60bZMbhZFNogc\";\n\
+                    import A from \"cf:pattern:NaKN0VjZq8rMPO0qCxGXTnNhjUFh0cZcYZD2d2dQz-M\";\n\
                     const all = [...a, ...b];\nreturn <MessageList {...props} messages={r.messages} />;\n\
                     const s = `${x}...`;\n// Your inbox, newest first.\n";
         assert_eq!(placeholders(real), vec![], "spreads, JSX, real ids and prose are not placeholders");

@@ -3,7 +3,7 @@
 //! definitions (name, kind, line range) and imports, also when swc cannot
 //! parse it. Files with syntax errors are flagged with where the errors are.
 
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 pub use fabdex_model::ts::{Outline, OutlineEntry};
 use tree_sitter::{Language, Parser, Query, QueryCursor, StreamingIterator};
@@ -11,31 +11,48 @@ use tree_sitter::{Language, Parser, Query, QueryCursor, StreamingIterator};
 /// The outline query, kept beside the project's other grammar queries.
 pub const OUTLINE_QUERY: &str = include_str!("../../../queries/typescript-outline.scm");
 
-/// The grammar for a path, and the outline query compiled for it once
-/// (compiling a query costs far more than running it).
-fn language(path: &str) -> (Language, &'static Query) {
-    static TSX: LazyLock<Query> = LazyLock::new(|| compile(tree_sitter_typescript::LANGUAGE_TSX.into()));
-    static TS: LazyLock<Query> = LazyLock::new(|| compile(tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into()));
-    if path.ends_with(".tsx") || path.ends_with(".jsx") {
-        (tree_sitter_typescript::LANGUAGE_TSX.into(), &TSX)
-    } else {
-        (tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(), &TS)
+/// A tree-sitter query over both TypeScript grammars, compiled once per
+/// grammar on first use (compiling a query costs far more than running it).
+pub(crate) struct GrammarQuery {
+    source: &'static str,
+    tsx: OnceLock<Query>,
+    ts: OnceLock<Query>,
+}
+
+impl GrammarQuery {
+    pub(crate) const fn new(source: &'static str) -> GrammarQuery {
+        GrammarQuery { source, tsx: OnceLock::new(), ts: OnceLock::new() }
+    }
+
+    /// The grammar for a path (TSX for `.tsx`/`.jsx`), and this query compiled for it.
+    pub(crate) fn for_path(&self, path: &str) -> (Language, &Query) {
+        let tsx = path.ends_with(".tsx") || path.ends_with(".jsx");
+        let lang: Language = if tsx {
+            tree_sitter_typescript::LANGUAGE_TSX.into()
+        } else {
+            tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into()
+        };
+        let cell = if tsx { &self.tsx } else { &self.ts };
+        let query =
+            cell.get_or_init(|| Query::new(&lang, self.source).expect("bundled queries compile for both grammars"));
+        (lang, query)
+    }
+
+    /// Parse `text` with the path's grammar.
+    pub(crate) fn parse(&self, path: &str, text: &str) -> Option<(tree_sitter::Tree, &Query)> {
+        let (lang, query) = self.for_path(path);
+        let mut parser = Parser::new();
+        parser.set_language(&lang).ok()?;
+        Some((parser.parse(text, None)?, query))
     }
 }
 
-fn compile(lang: Language) -> Query {
-    Query::new(&lang, OUTLINE_QUERY).expect("the bundled outline query compiles for both grammars")
-}
+static OUTLINE: GrammarQuery = GrammarQuery::new(OUTLINE_QUERY);
 
 /// Outline one file. Never fails: an unparsable file yields what the error-
 /// recovering parse still recognises, with its error lines.
 pub fn outline(path: &str, text: &str) -> Outline {
-    let (lang, query) = language(path);
-    let mut parser = Parser::new();
-    if parser.set_language(&lang).is_err() {
-        return Outline::default();
-    }
-    let Some(tree) = parser.parse(text, None) else { return Outline::default() };
+    let Some((tree, query)) = OUTLINE.parse(path, text) else { return Outline::default() };
     let names = query.capture_names();
     let mut cursor = QueryCursor::new();
     let mut out = Outline::default();

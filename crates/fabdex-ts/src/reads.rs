@@ -4,9 +4,10 @@
 //! errors still reports what it visibly reads.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
-use tree_sitter::{Language, Parser, Query, QueryCursor, StreamingIterator};
+use tree_sitter::{QueryCursor, StreamingIterator};
+
+use crate::outline::GrammarQuery;
 
 pub const RESULT_READS_QUERY: &str = include_str!("../../../queries/typescript-result-reads.scm");
 
@@ -20,28 +21,11 @@ pub struct FieldRead {
     pub line: u32,
 }
 
-fn language(path: &str) -> (Language, &'static Query) {
-    static TSX: LazyLock<Query> = LazyLock::new(|| compile(tree_sitter_typescript::LANGUAGE_TSX.into()));
-    static TS: LazyLock<Query> = LazyLock::new(|| compile(tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into()));
-    if path.ends_with(".tsx") || path.ends_with(".jsx") {
-        (tree_sitter_typescript::LANGUAGE_TSX.into(), &TSX)
-    } else {
-        (tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(), &TS)
-    }
-}
-
-fn compile(lang: Language) -> Query {
-    Query::new(&lang, RESULT_READS_QUERY).expect("the bundled result-reads query compiles for both grammars")
-}
+static READS: GrammarQuery = GrammarQuery::new(RESULT_READS_QUERY);
 
 /// Fields read from the results of calls to `callees` (local names).
 pub fn result_reads(path: &str, text: &str, callees: &[&str]) -> Vec<FieldRead> {
-    let (lang, query) = language(path);
-    let mut parser = Parser::new();
-    if parser.set_language(&lang).is_err() {
-        return vec![];
-    }
-    let Some(tree) = parser.parse(text, None) else { return vec![] };
+    let Some((tree, query)) = READS.parse(path, text) else { return vec![] };
     let names = query.capture_names();
     let src = text.as_bytes();
     let mut bindings: HashMap<String, String> = HashMap::new();
@@ -120,12 +104,7 @@ pub struct PassedKey {
 
 /// Keys passed to calls of (or JSX elements named) `callees`.
 pub fn call_arguments(path: &str, text: &str, callees: &[&str]) -> Vec<PassedKey> {
-    let (lang, query) = language(path);
-    let mut parser = Parser::new();
-    if parser.set_language(&lang).is_err() {
-        return vec![];
-    }
-    let Some(tree) = parser.parse(text, None) else { return vec![] };
+    let Some((tree, query)) = READS.parse(path, text) else { return vec![] };
     let names = query.capture_names();
     let src = text.as_bytes();
     let mut out = Vec::new();
@@ -186,12 +165,7 @@ pub fn call_arguments(path: &str, text: &str, callees: &[&str]) -> Vec<PassedKey
 /// The names a source's default-exported `pattern(({ a, b }) => …)` takes
 /// from its argument (destructured in the first parameter).
 pub fn pattern_parameters(path: &str, text: &str) -> Vec<String> {
-    let (lang, _) = language(path);
-    let mut parser = Parser::new();
-    if parser.set_language(&lang).is_err() {
-        return vec![];
-    }
-    let Some(tree) = parser.parse(text, None) else { return vec![] };
+    let Some((tree, _)) = READS.parse(path, text) else { return vec![] };
     let src = text.as_bytes();
     let mut out = Vec::new();
     let mut stack = vec![tree.root_node()];
