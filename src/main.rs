@@ -792,6 +792,11 @@ fn run(cli: Cli) -> Result<()> {
                     }
                 }
                 if !after.is_empty() {
+                    if cli.json {
+                        return Err(
+                            Reported(format!("{}: {} violations after applying", root.display(), after.len())).into()
+                        );
+                    }
                     return report_violations(&root.display().to_string(), &after, false);
                 }
                 return Ok(());
@@ -1076,7 +1081,14 @@ fn run_validate(
     let text = read(path)?;
     let name = path.display().to_string();
     let spec = match &spec {
-        Some(p) => a::check_spec(&p.display().to_string(), &read(p)?).0,
+        Some(p) => {
+            let (spec, violations) = a::check_spec(&p.display().to_string(), &read(p)?);
+            if spec.is_none() {
+                // A spec that does not parse cannot vouch for anything checked against it.
+                return report_violations(&p.display().to_string(), &violations, json);
+            }
+            spec
+        }
         None => None,
     };
     let violations = match kind {

@@ -440,3 +440,52 @@ fn the_cli_names_the_file_pointer_and_rule() {
     let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(schema["properties"]["work_items"].is_object());
 }
+
+#[test]
+fn promotion_of_round_two_evidence_requires_the_prior_and_failed_items_are_not_respawned() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut meta = researching(dir.path(), (1, 1));
+    // Round 1 is done; round 2 re-researches `api`, whose canonical round-1 evidence exists.
+    write_json(dir.path(), "context/evidence_api.json", &evidence("api", 1));
+    meta["rounds"][0] = round(1, &["api", "examples"], 3.2, "RESEARCH");
+    meta["rounds"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"number": 2, "status": "researching", "researched_dimensions": ["api"],
+        "draft_path": null, "eval_path": null, "feedback_path": null, "score": null, "verdict": "pending"}));
+    meta["round"] = json!(2);
+    meta["work_items"][1] =
+        item("scout-api-1", "scout", 1, Some("api"), "completed", 1, &["context/evidence_api.json"]);
+    meta["work_items"][2] =
+        item("scout-examples-1", "scout", 1, Some("examples"), "completed", 1, &["context/evidence_examples.json"]);
+    meta["work_items"].as_array_mut().unwrap().push(item(
+        "scout-api-2",
+        "scout",
+        2,
+        Some("api"),
+        "running",
+        1,
+        &["context/.staging/scout-api-2.json"],
+    ));
+    write_json(dir.path(), "meta.json", &meta);
+    let mut dropped = evidence("api", 2);
+    dropped["claims"].as_array_mut().unwrap().remove(1);
+    dropped["contradictions"] = json!([]);
+    write_json(dir.path(), "context/.staging/scout-api-2.json", &dropped);
+    let p = plan(dir.path());
+    assert!(
+        matches!(&p.actions[0], Action::Reset { work_item, error } if work_item == "scout-api-2" && error.contains("prior-kept")),
+        "a staged output that drops prior claims is not promoted: {p:?}"
+    );
+    write_json(dir.path(), "context/.staging/scout-api-2.json", &evidence("api", 2));
+    assert!(matches!(&plan(dir.path()).actions[0], Action::Promote { .. }));
+
+    // A failed item is never respawned (no attempt 3).
+    let dir = tempfile::tempdir().unwrap();
+    let mut meta = researching(dir.path(), (1, 1));
+    meta["work_items"][0]["status"] = json!("failed");
+    meta["work_items"][0]["attempt"] = json!(2);
+    write_json(dir.path(), "meta.json", &meta);
+    let p = plan(dir.path());
+    assert!(!p.actions.iter().any(|a| matches!(a, Action::Spawn { work_item, .. } if work_item == "planner")), "{p:?}");
+}

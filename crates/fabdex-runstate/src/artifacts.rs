@@ -21,7 +21,11 @@ pub struct Violation {
 
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}: [{}] {}", self.file, self.pointer, self.rule, self.message)
+        if self.pointer.is_empty() {
+            write!(f, "{}: [{}] {}", self.file, self.rule, self.message)
+        } else {
+            write!(f, "{} {}: [{}] {}", self.file, self.pointer, self.rule, self.message)
+        }
     }
 }
 

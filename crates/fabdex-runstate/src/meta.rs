@@ -284,6 +284,18 @@ fn meta_rules(r: &mut Report<'_>, m: &Meta) {
                 );
             }
         }
+        if !matches!(round.verdict.as_str(), "pending" | "PASS" | "REVISE" | "RESEARCH" | "REJECT") {
+            r.add(
+                format!("{p}/verdict"),
+                "round-record",
+                format!("verdict `{}` is not pending, PASS, REVISE, RESEARCH or REJECT", round.verdict),
+            );
+        }
+        if round.status == RoundStatus::Completed
+            && (round.eval_path.is_none() || round.feedback_path.is_none() || round.draft_path.is_none())
+        {
+            r.add(p.clone(), "round-record", "a completed round records its draft, eval and feedback paths");
+        }
         if round.status == RoundStatus::Completed {
             for role in [Role::Writer, Role::Evaluator] {
                 let n = m.work_items.iter().filter(|w| w.role == role && w.round == round.number).count();
@@ -299,6 +311,9 @@ fn meta_rules(r: &mut Report<'_>, m: &Meta) {
                 r.add(p.clone(), "round-record", "a completed round records its score and verdict");
             }
         }
+    }
+    if m.rounds.len() > m.max_rounds as usize {
+        r.add("/rounds", "max-rounds", format!("{} rounds, at most max_rounds {}", m.rounds.len(), m.max_rounds));
     }
     if m.round as usize != m.rounds.len() {
         r.add("/round", "round-numbers", format!("round is {}, but {} rounds are recorded", m.round, m.rounds.len()));
@@ -438,6 +453,17 @@ pub fn validate_run(root: &Path) -> Vec<Violation> {
                     check_evidence(path, &text, &EvidenceContext { spec: spec.as_ref(), ..Default::default() });
                 out.extend(v);
                 if let Some(ev) = ev {
+                    if ev.round != w.round {
+                        out.push(Violation {
+                            file: path.clone(),
+                            pointer: "/round".into(),
+                            rule: "evidence-round".into(),
+                            message: format!(
+                                "evidence of round {}, but its Scout item is of round {}",
+                                ev.round, w.round
+                            ),
+                        });
+                    }
                     let partial = ev.status == crate::artifacts::EvidenceStatus::Partial;
                     if partial != (w.status == ItemStatus::Partial) {
                         out.push(Violation {
@@ -477,6 +503,14 @@ pub fn validate_run(root: &Path) -> Vec<Violation> {
                     let (ev, v) = check_eval(e, &text, spec.as_ref());
                     out.extend(v);
                     if let Some(ev) = &ev {
+                        if ev.round != round.number {
+                            out.push(Violation {
+                                file: e.clone(),
+                                pointer: "/round".into(),
+                                rule: "round-record".into(),
+                                message: format!("eval of round {}, recorded in round {}", ev.round, round.number),
+                            });
+                        }
                         let verdict = serde_json::to_value(ev.verdict)
                             .ok()
                             .and_then(|v| v.as_str().map(str::to_string))

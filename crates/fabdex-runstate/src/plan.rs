@@ -8,8 +8,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::artifacts::{
-    EvidenceContext, EvidenceStatus, Spec, check_draft, check_eval, check_evidence, check_feedback, check_spec,
-    load_evidence_dir,
+    Evidence, EvidenceContext, EvidenceStatus, Spec, check_draft, check_eval, check_evidence, check_feedback,
+    check_spec, load_evidence_dir,
 };
 use crate::meta::{ItemStatus, Meta, Phase, Role, RoundStatus, RunStatus, WorkItem, check_meta, validate_run};
 
@@ -52,11 +52,14 @@ fn output_error(root: &Path, item: &WorkItem, spec: Option<&Spec>) -> Result<Opt
         Role::Scout => {
             let staged = format!("context/.staging/{}.json", item.id);
             let canonical = format!("context/evidence_{}.json", item.dimension.as_deref().unwrap_or(""));
-            let (path, text) = match read(&staged) {
-                Ok(t) => (staged, t),
-                Err(_) => (canonical.clone(), read(&canonical)?),
+            let (path, text, prior) = match read(&staged) {
+                // A round 2+ staged output must keep the canonical prior evidence it replaces.
+                Ok(t) => (staged, t, read(&canonical).ok().and_then(|p| serde_json::from_str::<Evidence>(&p).ok())),
+                Err(_) => (canonical.clone(), read(&canonical).map_err(|_| format!("`{staged}` is missing"))?, None),
             };
-            let (ev, v) = check_evidence(&path, &text, &EvidenceContext { spec, ..Default::default() });
+            let prior = prior.filter(|p| p.round < item.round);
+            let (ev, v) =
+                check_evidence(&path, &text, &EvidenceContext { spec, prior: prior.as_ref(), ..Default::default() });
             if let Some(e) = first(v) {
                 return Err(e);
             }
@@ -160,6 +163,15 @@ pub fn plan(root: &Path) -> Plan {
         }
     };
     // The earliest incomplete phase: Planner, Scouts, Writer, Evaluator, Decide.
+    if let Some(w) = meta.work_items.iter().find(|w| w.status == ItemStatus::Failed) {
+        actions.push(Action::Checkpoint {
+            step: format!(
+                "work item `{}` failed at attempt {}: set status failed and phase finalized; spawn nothing",
+                w.id, w.attempt
+            ),
+        });
+        return Plan { actions };
+    }
     let spawn = |w: &WorkItem| Action::Spawn {
         role: w.role,
         work_item: w.id.clone(),
@@ -229,9 +241,18 @@ pub fn plan(root: &Path) -> Plan {
 /// Perform the plan's state-only transitions, write meta.json atomically and
 /// re-validate the run. Returns the violations after applying.
 pub fn apply(root: &Path, plan: &Plan, now: &str) -> anyhow::Result<Vec<crate::artifacts::Violation>> {
+    let state_only = |a: &&Action| {
+        matches!(a, Action::Promote { .. } | Action::Reconcile { .. } | Action::Reset { .. } | Action::Fail { .. })
+    };
+    if !plan.actions.iter().any(|a| state_only(&a)) {
+        return Ok(validate_run(root));
+    }
     let text = std::fs::read_to_string(root.join("meta.json"))?;
     let mut meta: Meta = serde_json::from_str(&text)?;
-    for a in &plan.actions {
+    // Failures last, so `last_error` names what failed the run.
+    let mut ordered: Vec<&Action> = plan.actions.iter().filter(|a| !matches!(a, Action::Fail { .. })).collect();
+    ordered.extend(plan.actions.iter().filter(|a| matches!(a, Action::Fail { .. })));
+    for a in ordered {
         match a {
             Action::Promote { work_item, from, to, status } => {
                 std::fs::rename(root.join(from), root.join(to))?;
