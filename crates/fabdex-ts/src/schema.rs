@@ -66,6 +66,11 @@ enum DeclRef<'a> {
 pub struct TypeEnv<'a> {
     files: &'a [Parsed],
     decls: HashMap<String, DeclRef<'a>>,
+    /// Synthetic `AnonymousType_N` names of anonymous types found cyclic, by
+    /// type identity. Shared by every generator over this program (the
+    /// compiler numbers them per generator instance, across the argument and
+    /// result schemas).
+    anonymous: std::cell::RefCell<Vec<String>>,
 }
 
 impl<'a> TypeEnv<'a> {
@@ -89,7 +94,7 @@ impl<'a> TypeEnv<'a> {
                 decls.entry(name).or_insert(r);
             }
         }
-        TypeEnv { files, decls }
+        TypeEnv { files, decls, anonymous: Default::default() }
     }
 
     fn jsdoc(&self, file: usize, pos: BytePos) -> Option<String> {
@@ -130,6 +135,9 @@ pub struct SchemaGen<'e, 'a> {
     /// Generating a result schema: the compiler drops `cell` brands there
     /// (a result is read, not written through), keeping streams and opaque.
     result: bool,
+    /// Identities of the anonymous types being generated (outermost first),
+    /// to notice an anonymous type that contains itself.
+    anon_stack: Vec<String>,
 }
 
 fn hashtags(text: &str) -> Vec<String> {
@@ -349,6 +357,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             file: 0,
             subst: Vec::new(),
             result: false,
+            anon_stack: Vec::new(),
         }
     }
 
@@ -723,7 +732,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                 TsLit::BigInt(_) => json!({ "type": "integer" }),
                 TsLit::Tpl(_) => json!({ "type": "string" }),
             },
-            TsType::TsArrayType(a) => json!({ "type": "array", "items": self.ty(&a.elem_type) }),
+            TsType::TsArrayType(a) => self.array_of(&a.elem_type),
             TsType::TsTupleType(tu) => {
                 let members: Vec<Value> = tu.elem_types.iter().map(|e| self.ty(&e.ty)).collect();
                 json!({ "type": "array", "items": union_of(members, None) })
@@ -777,6 +786,57 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         }
     }
 
+    /// `T[]` / `Array<T>`. TypeScript interns an array type per element type,
+    /// so `Named[]` met again while `Named[]` is still being generated is a
+    /// cycle through an anonymous type: the compiler names it
+    /// `AnonymousType_N`, hoists it to `$defs` and refers to it.
+    fn array_of(&mut self, elem: &TsType) -> Value {
+        let identity = match elem {
+            TsType::TsTypeRef(r) if r.type_params.is_none() => match &r.type_name {
+                TsEntityName::Ident(id)
+                    if self.env.decls.contains_key(id.sym.as_ref())
+                        && self.subst.last().is_none_or(|m| !m.contains_key(id.sym.as_ref())) =>
+                {
+                    Some(format!("{}[]", id.sym))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(identity) = identity else {
+            return json!({ "type": "array", "items": self.ty(elem) });
+        };
+        if self.anon_stack.contains(&identity) {
+            let name = self.anonymous_name(&identity);
+            self.referenced.insert(name.clone());
+            return json!({ "$ref": format!("#/$defs/{name}") });
+        }
+        self.anon_stack.push(identity.clone());
+        let schema = json!({ "type": "array", "items": self.ty(elem) });
+        self.anon_stack.pop();
+        match self.existing_anonymous_name(&identity) {
+            Some(name) => {
+                self.defs.entry(name.clone()).or_insert(schema);
+                json!({ "$ref": format!("#/$defs/{name}") })
+            }
+            None => schema,
+        }
+    }
+
+    fn existing_anonymous_name(&self, identity: &str) -> Option<String> {
+        let names = self.env.anonymous.borrow();
+        names.iter().position(|n| n == identity).map(|i| format!("AnonymousType_{}", i + 1))
+    }
+
+    fn anonymous_name(&mut self, identity: &str) -> String {
+        if let Some(name) = self.existing_anonymous_name(identity) {
+            return name;
+        }
+        let mut names = self.env.anonymous.borrow_mut();
+        names.push(identity.to_string());
+        format!("AnonymousType_{}", names.len())
+    }
+
     fn type_ref(&mut self, name: &str, args: &[&TsType]) -> Value {
         if args.is_empty()
             && let Some(bound) = self.subst.last().and_then(|m| m.get(name))
@@ -808,8 +868,10 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                 return s;
             }
             "Array" | "ReadonlyArray" => {
-                let items = args.first().map_or(Value::Bool(true), |t| self.ty(t));
-                return json!({ "type": "array", "items": items });
+                return match args.first() {
+                    Some(t) => self.array_of(t),
+                    None => json!({ "type": "array", "items": true }),
+                };
             }
             "Record" => {
                 let value = args.get(1).map_or(Value::Bool(true), |t| self.ty(t));
