@@ -489,3 +489,16 @@ fn promotion_of_round_two_evidence_requires_the_prior_and_failed_items_are_not_r
     let p = plan(dir.path());
     assert!(!p.actions.iter().any(|a| matches!(a, Action::Spawn { work_item, .. } if work_item == "planner")), "{p:?}");
 }
+
+#[test]
+fn a_pending_item_with_both_attempts_used_fails_instead_of_a_third_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut meta = researching(dir.path(), (1, 1));
+    meta["work_items"][1]["status"] = json!("pending");
+    meta["work_items"][1]["attempt"] = json!(2);
+    meta["work_items"][2]["status"] = json!("pending");
+    write_json(dir.path(), "meta.json", &meta);
+    let p = plan(dir.path());
+    assert!(matches!(&p.actions[0], Action::Fail { work_item, .. } if work_item == "scout-api-1"), "{p:?}");
+    assert!(!p.actions.iter().any(|a| matches!(a, Action::Spawn { attempt: 3, .. })));
+}

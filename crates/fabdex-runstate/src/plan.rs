@@ -172,6 +172,15 @@ pub fn plan(root: &Path) -> Plan {
         });
         return Plan { actions };
     }
+    // Never a third attempt: an item whose two attempts are used up fails the run.
+    if let Some(w) = meta.work_items.iter().find(|w| state(w) == ItemStatus::Pending && w.attempt >= 2) {
+        actions.push(Action::Fail {
+            work_item: w.id.clone(),
+            error: w.error.clone().unwrap_or_else(|| "both attempts used; no third attempt".into()),
+        });
+        actions.push(Action::Checkpoint { step: "set status failed and phase finalized; spawn nothing".into() });
+        return Plan { actions };
+    }
     let spawn = |w: &WorkItem| Action::Spawn {
         role: w.role,
         work_item: w.id.clone(),

@@ -127,6 +127,13 @@ fn main() {
     baseline_keys(&patterns.join("baselines"), "", &mut keys);
     keys.sort();
     let (mut both, mut arg_ok, mut res_ok, mut missing_entry) = (0, 0, 0, 0);
+    // `--api`: resolve types imported from `commonfabric` against the
+    // checkout's API declarations, as the compiler does.
+    let api = args
+        .iter()
+        .any(|a| a == "--api")
+        .then(|| std::fs::read_to_string(checkout.join("packages/api/index.ts")).ok())
+        .flatten();
     let mut categories: BTreeMap<String, usize> = BTreeMap::new();
     let mut examples: Vec<String> = Vec::new();
     for (key, stamp) in &keys {
@@ -135,7 +142,11 @@ fn main() {
             continue;
         }
         let expected: Value = serde_json::from_slice(&std::fs::read(stamp).unwrap()).unwrap();
-        let contract = program_contract(&program(&patterns, key));
+        let mut sources = program(&patterns, key);
+        if let Some(api) = &api {
+            sources.push(("commonfabric/index.ts".to_string(), api.clone()));
+        }
+        let contract = program_contract(&sources);
         let ours_arg = contract.argument_schema.as_ref().map(normalize).unwrap_or(Value::Null);
         let ours_res = contract.result_schema.as_ref().map(normalize).unwrap_or(Value::Null);
         let want_arg = normalize(&expected["argumentSchema"]);
