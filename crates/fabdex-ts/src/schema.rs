@@ -196,6 +196,13 @@ fn literal_value(t: &TsType) -> Option<Value> {
             Some(Value::Object(map))
         }
         TsType::TsParenthesizedType(p) => literal_value(&p.type_ann),
+        // `readonly ["label"]` in CFC label tuples.
+        TsType::TsTypeOperator(op) => literal_value(&op.type_ann),
+        // `AnyOf<X>` inside an IFC label tuple is one atom.
+        TsType::TsTypeRef(r) if matches!(&r.type_name, TsEntityName::Ident(id) if id.sym == *"AnyOf") => {
+            let x = r.type_params.as_ref()?.params.first()?;
+            Some(json!({ "anyOf": literal_value(x)? }))
+        }
         // `Record<K, never>` as a default emits no `default` (the compiler's baselines).
         TsType::TsTypeRef(_) => None,
         TsType::TsArrayType(_) => Some(json!([])),
@@ -823,6 +830,49 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         }
     }
 
+    /// The CFC aliases (`Confidential<T, C>`, `Integrity<T, I>`, …): the
+    /// wrapped type's schema with an `ifc` payload from the type-level
+    /// literal arguments, merged shallowly into any `ifc` it already has.
+    fn cfc_alias(&mut self, name: &str, args: &[&TsType]) -> Option<Value> {
+        let current_principal =
+            |kind: &str| json!({ "addIntegrity": [{ "kind": kind, "subject": { "__ctCurrentPrincipal": true } }] });
+        let second = || args.get(1).and_then(|t| literal_value(t));
+        let payload = match name {
+            "Confidential" => json!({ "confidentiality": second()? }),
+            "Integrity" => json!({ "integrity": second()? }),
+            "AddIntegrity" => json!({ "addIntegrity": second()? }),
+            "RequiresIntegrity" => json!({ "requiredIntegrity": second()? }),
+            "MaxConfidentiality" => json!({ "maxConfidentiality": second()? }),
+            "ExactCopy" => json!({ "exactCopyOf": second()? }),
+            "RepresentsCurrentUser" => current_principal("represents-principal"),
+            "AuthoredByCurrentUser" => current_principal("authored-by"),
+            "Cfc" => match second() {
+                Some(Value::Object(m)) => Value::Object(m),
+                _ => json!({}),
+            },
+            _ => return None,
+        };
+        let mut inner = args.first().map_or(Value::Bool(true), |t| self.ty(t));
+        let Value::Object(payload) = payload else { return Some(inner) };
+        if payload.is_empty() {
+            return Some(inner);
+        }
+        inner = match inner {
+            Value::Bool(true) => json!({}),
+            Value::Bool(false) => json!({ "not": true }),
+            other => other,
+        };
+        if let Value::Object(map) = &mut inner {
+            let ifc = map.entry("ifc").or_insert_with(|| json!({}));
+            if let Value::Object(ifc) = ifc {
+                for (k, v) in payload {
+                    ifc.insert(k, v);
+                }
+            }
+        }
+        Some(inner)
+    }
+
     fn existing_anonymous_name(&self, identity: &str) -> Option<String> {
         let names = self.env.anonymous.borrow();
         names.iter().position(|n| n == identity).map(|i| format!("AnonymousType_{}", i + 1))
@@ -853,6 +903,9 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                 return inner;
             }
             return prepend_brand(inner, brand);
+        }
+        if let Some(schema) = self.cfc_alias(name, args) {
+            return schema;
         }
         if let Some(scope) = scope_of(name) {
             let inner = args.first().map_or(Value::Bool(true), |t| self.ty(t));
