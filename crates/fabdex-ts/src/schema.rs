@@ -1148,4 +1148,22 @@ type PingEvent = Record<PropertyKey, never>;
     fn hashtags_are_lowercased_and_deduplicated() {
         assert_eq!(hashtags("A #Note about #notes and #note again; # alone"), ["note", "notes"]);
     }
+
+    #[test]
+    fn cfc_aliases_carry_ifc_and_cyclic_anonymous_arrays_are_hoisted() {
+        let s = gen_for(
+            "",
+            "{ note: Confidential<string, readonly [\"expense-note\"]>; who: AuthoredByCurrentUser<string> }",
+        );
+        assert_eq!(s["properties"]["note"], json!({"type": "string", "ifc": {"confidentiality": ["expense-note"]}}));
+        assert_eq!(s["properties"]["who"]["ifc"]["addIntegrity"][0]["kind"], "authored-by");
+        let src = "interface Piece { mentioned: Piece[]; backlinks: Piece[] }";
+        let s = gen_for(src, "{ pieces: Piece[] }");
+        assert_eq!(s["properties"]["pieces"], json!({"$ref": "#/$defs/AnonymousType_1"}));
+        assert_eq!(s["$defs"]["AnonymousType_1"], json!({"type": "array", "items": {"$ref": "#/$defs/Piece"}}));
+        assert_eq!(s["$defs"]["Piece"]["properties"]["backlinks"], json!({"$ref": "#/$defs/AnonymousType_1"}));
+        // Not cyclic: stays inline.
+        let s = gen_for("interface Leaf { name: string }", "{ leaves: Leaf[] }");
+        assert_eq!(s["properties"]["leaves"]["type"], "array");
+    }
 }
