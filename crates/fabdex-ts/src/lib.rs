@@ -11,10 +11,10 @@
 //! - [`program::program_contract`]: a program's argument and result schemas
 //!   ([`schema`]: TypeScript types → JSON Schema by the compiler's rules).
 //!
-//! Not yet wired into `fabdex index` (the rest of the [contracts] issue).
 
-/// Version of the per-file extraction output (extract + outline); bump when it changes.
-pub const EXTRACTOR_VERSION: u32 = 1;
+/// Version of the extraction output (per-file extract + outline, and program
+/// contracts, which the snapshot id must cover too); bump when either changes.
+pub const EXTRACTOR_VERSION: u32 = 2;
 
 pub mod cf_spec;
 mod extract;
