@@ -927,6 +927,7 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
             }
             for r in &contents.records {
                 let items: Vec<String> = r
+                    .call
                     .items
                     .iter()
                     .map(|i| {
@@ -934,11 +935,11 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
                         format!("{} {}{state}", i.address, label(&i.kind))
                     })
                     .collect();
-                println!("{:>4} {} {} {}", r.seq, r.time, r.tool, serde_json::to_string(&r.arguments)?);
+                println!("{:>4} {} {} {}", r.seq, r.time, r.call.tool, serde_json::to_string(&r.call.arguments)?);
                 for i in items {
                     println!("       {i}");
                 }
-                if let Some(e) = &r.error {
+                if let Some(e) = &r.call.error {
                     println!("       error: {e}");
                 }
             }
@@ -952,6 +953,7 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
             let (record, mut check) = audit::cite(&engine, &store, &citation, in_run.as_deref())?;
             let ok = check.status == audit::Status::Identical;
             let origin = record
+                .call
                 .items
                 .iter()
                 .find(|i| i.citation.as_deref() == Some(citation.as_str()))
@@ -1108,7 +1110,7 @@ fn run_validate(
                         contents
                             .records
                             .iter()
-                            .flat_map(|r| &r.items)
+                            .flat_map(|r| &r.call.items)
                             .filter_map(|i| i.citation.clone().map(|c| (c, i.address.clone())))
                             .collect::<std::collections::BTreeMap<_, _>>(),
                     )

@@ -54,8 +54,8 @@ fn exposure_is_the_union_of_the_origins_read_and_only_grows() {
     let contents = store(&ws).ledger(&run).unwrap().read().unwrap();
     let seqs: Vec<u64> = contents.records.iter().map(|r| r.seq).collect();
     assert_eq!(seqs, [1, 2, 3, 4, 5]);
-    assert!(contents.records[4].error.as_deref().unwrap().starts_with("not-found"));
-    let read = &contents.records[0].items[0];
+    assert!(contents.records[4].call.error.as_deref().unwrap().starts_with("not-found"));
+    let read = &contents.records[0].call.items[0];
     assert_eq!(
         read.digest.as_deref(),
         Some(
@@ -113,7 +113,7 @@ fn a_withheld_origin_leaks_no_text_and_the_policy_alone_flips_it() {
     let ledger_text = fs::read_to_string(store(&ws).ledger(&run).unwrap().path).unwrap();
     assert!(!ledger_text.contains(&marker), "the ledger holds no withheld text");
     let contents = store(&ws).ledger(&run).unwrap().read().unwrap();
-    let item = &contents.records[0].items[0];
+    let item = &contents.records[0].call.items[0];
     assert!(!item.released && item.digest.is_none() && item.citation.is_none() && item.denied_by.is_some());
     let exposure = audit::exposure(&contents);
     assert!(!exposure.origins.contains(&"remote-index".to_string()));
@@ -125,7 +125,7 @@ fn a_withheld_origin_leaks_no_text_and_the_policy_alone_flips_it() {
     assert_eq!(env.text, secret);
     let contents = store(&ws).ledger(&run).unwrap().read().unwrap();
     let last = contents.records.last().unwrap();
-    assert!(last.items[0].released && last.policy.starts_with("policy.toml blake3:"));
+    assert!(last.call.items[0].released && last.call.policy.starts_with("policy.toml blake3:"));
     assert!(audit::exposure(&contents).origins.contains(&"remote-index".to_string()));
 }
 
@@ -191,7 +191,7 @@ fn a_torn_last_line_is_reported_and_earlier_records_stay_readable() {
     // The next append starts a fresh line and continues the sequence.
     assert_eq!(ledger.append(record("after")).unwrap().seq, 3);
     let contents = ledger.read().unwrap();
-    assert_eq!(contents.records.iter().map(|r| r.tool.as_str()).collect::<Vec<_>>(), ["t0", "t1", "after"]);
+    assert_eq!(contents.records.iter().map(|r| r.call.tool.as_str()).collect::<Vec<_>>(), ["t0", "t1", "after"]);
     assert_eq!(contents.problems.len(), 1, "the torn line stays reported: {:?}", contents.problems);
     assert!(contents.problems[0].problem.contains("not a ledger record"));
 }
@@ -219,8 +219,12 @@ fn concurrent_appends_never_interleave() {
     seqs.dedup();
     assert_eq!(seqs, (1..=8000).collect::<Vec<u64>>());
     for w in 0..8 {
-        let mine: Vec<&str> =
-            contents.records.iter().map(|r| r.tool.as_str()).filter(|t| t.starts_with(&format!("w{w}-"))).collect();
+        let mine: Vec<&str> = contents
+            .records
+            .iter()
+            .map(|r| r.call.tool.as_str())
+            .filter(|t| t.starts_with(&format!("w{w}-")))
+            .collect();
         assert_eq!(mine.len(), 1000);
     }
 }

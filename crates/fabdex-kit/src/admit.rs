@@ -66,7 +66,7 @@ struct Cited {
 fn citations(contents: &Contents) -> BTreeMap<String, Cited> {
     let mut out = BTreeMap::new();
     for r in &contents.records {
-        for i in r.items.iter().filter(|i| i.released) {
+        for i in r.call.items.iter().filter(|i| i.released) {
             if let (Some(id), Some(digest)) = (&i.citation, &i.digest) {
                 out.entry(id.clone()).or_insert_with(|| Cited {
                     kind: i.kind,
@@ -95,7 +95,7 @@ fn inspected(contents: &Contents) -> BTreeSet<String> {
     contents
         .records
         .iter()
-        .flat_map(|r| &r.items)
+        .flat_map(|r| &r.call.items)
         .filter(|i| i.released && i.kind == ItemKind::Record)
         .filter_map(|i| i.address.strip_prefix("pattern:").map(str::to_string))
         .collect()
@@ -187,35 +187,19 @@ fn record(p: &Inspection) -> Value {
     })
 }
 
-/// Required arguments (in `required`, no default) of a schema, with type text and description.
+/// Required arguments of a schema (see [`fabdex_query::required_inputs`]), with type text and description.
 fn required_arguments(schema: Option<&Value>) -> Vec<(String, String, Option<String>)> {
-    let Some(schema) = schema else { return vec![] };
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(|r| r.as_array())
-        .map(|r| r.iter().filter_map(|x| x.as_str()).collect())
-        .unwrap_or_default();
-    let props = schema.get("properties").and_then(|p| p.as_object());
-    required
-        .into_iter()
-        .filter_map(|name| {
-            let prop = props.and_then(|p| p.get(name))?;
-            if prop.get("default").is_some() {
-                return None;
-            }
-            let ty = fabdex_query::render_type(prop);
+    let props = fabdex_query::schema_properties(schema);
+    fabdex_query::required_inputs(&props)
+        .map(|(name, prop)| {
             let description = prop.get("description").and_then(|d| d.as_str()).map(str::to_string);
-            Some((name.to_string(), ty, description))
+            (name.to_string(), fabdex_query::render_type(prop), description)
         })
         .collect()
 }
 
 fn result_fields(schema: Option<&Value>) -> BTreeSet<String> {
-    schema
-        .and_then(|s| s.get("properties"))
-        .and_then(|p| p.as_object())
-        .map(|p| p.keys().cloned().collect())
-        .unwrap_or_default()
+    fabdex_query::schema_properties(schema).into_iter().map(|(name, _, _)| name.to_string()).collect()
 }
 
 /// Admit a proposed kit against the run's ledger, the snapshot and the handle inventory.
@@ -439,10 +423,10 @@ fn check_run_example(
     };
     let empty = serde_json::Map::new();
     let argument = value.get("argument").and_then(|a| a.as_object()).unwrap_or(&empty);
-    let props = p.argument_schema.as_ref().and_then(|s| s.get("properties")).and_then(|p| p.as_object());
+    let props = fabdex_query::schema_properties(p.argument_schema.as_ref());
     let keys = bound.entry(p.pattern_id.clone()).or_default();
     for (key, v) in argument {
-        if !props.is_some_and(|props| props.contains_key(key)) {
+        if !props.iter().any(|(name, _, _)| name == key) {
             ctx.problem(
                 "example-argument",
                 format!("/example/content/argument/{key}"),

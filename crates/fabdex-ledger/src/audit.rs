@@ -29,7 +29,7 @@ pub struct Exposure {
 pub fn exposure(contents: &Contents) -> Exposure {
     let mut released = BTreeMap::new();
     let mut withheld = BTreeMap::new();
-    for item in contents.records.iter().flat_map(|r| &r.items) {
+    for item in contents.records.iter().flat_map(|r| &r.call.items) {
         let map = if item.released { &mut released } else { &mut withheld };
         *map.entry(item.origin.clone()).or_insert(0) += 1;
     }
@@ -62,7 +62,7 @@ pub struct ConsultedSet {
 pub fn consulted(contents: &Contents) -> ConsultedSet {
     let mut set = ConsultedSet { run: contents.run.clone(), docs: vec![], patterns: vec![] };
     for r in &contents.records {
-        for i in r.items.iter().filter(|i| i.released && i.kind != ItemKind::Metadata) {
+        for i in r.call.items.iter().filter(|i| i.released && i.kind != ItemKind::Metadata) {
             let c = Consulted {
                 address: i.address.clone(),
                 origin: i.origin.clone(),
@@ -210,7 +210,7 @@ pub fn verify(engine: &Engine, contents: &Contents) -> Result<Verification> {
         problems: contents.problems.clone(),
     };
     for r in &contents.records {
-        for item in &r.items {
+        for item in &r.call.items {
             let (status, detail, _) = check_item(engine, item, false)?;
             match status {
                 Status::Identical => v.identical += 1,
@@ -244,7 +244,7 @@ pub fn cite(engine: &Engine, store: &RunStore, citation: &str, run: Option<&str>
     for run in runs {
         let contents = store.ledger(&run)?.read()?;
         for r in contents.records {
-            if let Some(item) = r.items.iter().find(|i| i.citation.as_deref() == Some(citation)) {
+            if let Some(item) = r.call.items.iter().find(|i| i.citation.as_deref() == Some(citation)) {
                 let (status, detail, text) = check_item(engine, item, true)?;
                 let check = Check {
                     seq: r.seq,

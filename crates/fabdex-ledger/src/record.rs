@@ -80,36 +80,12 @@ pub struct NewRecord {
     pub error: Option<String>,
 }
 
-/// One ledger line.
+/// One ledger line: the call as recorded, with its place in the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Record {
     pub seq: u64,
     pub time: String,
     pub run: String,
-    pub tool: String,
-    pub arguments: Value,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub snapshot: Option<String>,
-    pub consumer: String,
-    pub policy: String,
-    pub items: Vec<Item>,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub error: Option<String>,
-}
-
-impl Record {
-    pub(crate) fn from_new(new: NewRecord, seq: u64, run: String, time: String) -> Record {
-        Record {
-            seq,
-            time,
-            run,
-            tool: new.tool,
-            arguments: new.arguments,
-            snapshot: new.snapshot,
-            consumer: new.consumer,
-            policy: new.policy,
-            items: new.items,
-            error: new.error,
-        }
-    }
+    #[serde(flatten)]
+    pub call: NewRecord,
 }

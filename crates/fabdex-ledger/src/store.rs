@@ -196,7 +196,7 @@ impl Ledger {
         file.lock().with_context(|| format!("cannot lock ledger `{}`", self.path.display()))?;
         let result = (|| -> Result<Record> {
             let (last, torn) = tail_state(&mut file)?;
-            let record = Record::from_new(new, last + 1, self.run.clone(), now_rfc3339());
+            let record = Record { seq: last + 1, time: now_rfc3339(), run: self.run.clone(), call: new };
             let mut line = Vec::with_capacity(512);
             if torn {
                 line.push(b'\n');

@@ -29,7 +29,9 @@ pub use error::QueryError;
 pub use eval::{EvalReport, ExpectedSection, Qrel, QuestionResult};
 pub use navigate::{Outline, OutlineRow, Related, RelatedLink, SectionRef};
 pub use pattern_read::{DepNode, DepTree, FileListing, PatternFileRow};
-pub use pattern_search::{FieldMatch, FieldSpec, Fit, InputFit, PatternHit, PatternQuery, PatternSearch};
+pub use pattern_search::{
+    FieldMatch, FieldSpec, Fit, InputFit, PatternHit, PatternQuery, PatternSearch, required_inputs, schema_properties,
+};
 pub use patterns::{DeclaredSchemas, FileDiagnostic, Inspection};
 
 /// A property schema's type as one line of TypeScript (`Writable<MailDatabase>`, `MessageHeader[]`).

@@ -266,7 +266,7 @@ pub struct InputFit {
 }
 
 /// How well a pattern fits the request, from its contract.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fit {
     /// With `--returns`/`--accepts`: `meets` (every requested field found and
     /// every required input bound by `--have`), `needs-inputs` (every
@@ -294,16 +294,7 @@ impl Fit {
     /// The fit of a hit whose text the release policy withholds: nothing of
     /// its contract (names, types, descriptions) is shown.
     pub fn withheld() -> Fit {
-        Fit {
-            verdict: "withheld".into(),
-            contract: "withheld".into(),
-            returns: vec![],
-            not_returned: vec![],
-            accepts: vec![],
-            not_accepted: vec![],
-            satisfied: vec![],
-            missing: vec![],
-        }
+        Fit { verdict: "withheld".into(), contract: "withheld".into(), ..Fit::default() }
     }
 }
 
@@ -386,8 +377,8 @@ fn type_matches(schema: &Value, rendered: &str, wanted: &str) -> bool {
     }
 }
 
-/// Top-level properties of a schema, with resolved `$ref`s.
-fn properties(schema: Option<&Value>) -> Vec<(&str, &Value, bool)> {
+/// Top-level properties of a contract (through a root `$ref`), each with whether it is required.
+pub fn schema_properties(schema: Option<&Value>) -> Vec<(&str, &Value, bool)> {
     let Some(schema) = schema else { return vec![] };
     let resolved = match schema.get("$ref").and_then(|r| r.as_str()).and_then(|r| r.strip_prefix("#/$defs/")) {
         Some(name) => schema.get("$defs").and_then(|d| d.get(name)).unwrap_or(schema),
@@ -427,22 +418,18 @@ fn spec_text(spec: &FieldSpec) -> String {
     }
 }
 
+/// The arguments a caller must bind: in `required` and without a default.
+pub fn required_inputs<'s>(props: &'s [(&'s str, &'s Value, bool)]) -> impl Iterator<Item = (&'s str, &'s Value)> {
+    props.iter().filter(|(_, schema, required)| *required && schema.get("default").is_none()).map(|(n, s, _)| (*n, *s))
+}
+
 /// The fit of one program; `contract_terms` says whether query terms matched
 /// its contract fields; `with_inputs` also checks its required inputs against `--have`.
 fn fit(p: &ProgramRow, q: &PatternQuery, contract_terms: bool, with_inputs: bool) -> Fit {
     let (arg, res, which) = effective_schemas(p);
-    let res_props = properties(res);
-    let arg_props = properties(arg);
-    let mut out = Fit {
-        verdict: String::new(),
-        contract: which.to_string(),
-        returns: vec![],
-        not_returned: vec![],
-        accepts: vec![],
-        not_accepted: vec![],
-        satisfied: vec![],
-        missing: vec![],
-    };
+    let res_props = schema_properties(res);
+    let arg_props = schema_properties(arg);
+    let mut out = Fit { contract: which.to_string(), ..Fit::default() };
     for spec in &q.returns {
         match find_field(&res_props, spec, res.and_then(|r| r.get("$defs"))) {
             Some(m) => out.returns.push(m),
@@ -455,13 +442,9 @@ fn fit(p: &ProgramRow, q: &PatternQuery, contract_terms: bool, with_inputs: bool
             None => out.not_accepted.push(spec_text(spec)),
         }
     }
-    // Required inputs: in `required` and without a default.
     let defs = arg.and_then(|a| a.get("$defs"));
     let mut used = BTreeSet::new();
-    for (name, schema, required) in &arg_props {
-        if !with_inputs || !required || schema.get("default").is_some() {
-            continue;
-        }
+    for (name, schema) in required_inputs(&arg_props).filter(|_| with_inputs) {
         let rendered = render_type(schema, defs);
         let by_name = q.have.iter().enumerate().find(|(i, h)| {
             !used.contains(i)

@@ -35,13 +35,16 @@ pub const PARENT_WEIGHT: f32 = 0.4;
 /// Score multiplier for historical documents when they are included.
 pub const HISTORY_DEMOTION: f32 = 0.5;
 
-/// A docs search request.
+/// A docs search request (also the `search_docs` tool's input).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SearchDocs {
+    /// Words or an API name to look for.
     pub query: String,
+    /// Hits to return (default 10, at most 50).
     #[serde(default)]
     pub limit: Option<usize>,
-    /// Only files whose `<root>/<path>` or `<path>` starts with this.
+    /// Only files whose `<root>/<path>` (or `<path>`) starts with this.
     #[serde(default)]
     pub path_prefix: Option<String>,
     /// Include historical documents (ranked below live ones).

@@ -65,23 +65,6 @@ pub struct Descriptor {
     pub bounds: String,
 }
 
-/// `search_docs` input.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchDocsInput {
-    /// Words or an API name to look for.
-    pub query: String,
-    /// Hits to return (default 10, at most 50).
-    #[serde(default)]
-    pub limit: Option<usize>,
-    /// Only files whose `<root>/<path>` (or `<path>`) starts with this.
-    #[serde(default)]
-    pub path_prefix: Option<String>,
-    /// Include historical documents (ranked below live ones).
-    #[serde(default)]
-    pub include_history: bool,
-}
-
 /// `read` input.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -240,16 +223,11 @@ const TOOLS: &[Tool] = &[
         name: "search_docs",
         description: "Search Common Fabric documentation and skills. Hits are sections with an address to read, the heading path, a snippet, the origin and why they matched.",
         bounds: "limit: default 10, at most 50; snippets at most 280 chars; query at most 2000 chars.",
-        input: schema::<SearchDocsInput>,
+        input: schema::<SearchDocs>,
         output: schema::<SearchResult>,
         handler: |ctx, v| {
-            let i: SearchDocsInput = input("search_docs", v)?;
-            output(ctx.session.search_docs(&SearchDocs {
-                query: i.query,
-                limit: i.limit,
-                path_prefix: i.path_prefix,
-                include_history: i.include_history,
-            }))
+            let q: SearchDocs = input("search_docs", v)?;
+            output(ctx.session.search_docs(&q))
         },
     },
     Tool {
@@ -412,6 +390,7 @@ const TOOLS: &[Tool] = &[
             let (record, mut check) = fabdex_ledger::audit::cite(ctx.session.engine, store, &i.citation, Some(&run))
                 .map_err(ToolError::from_anyhow)?;
             let origin = record
+                .call
                 .items
                 .iter()
                 .find(|x| x.citation.as_deref() == Some(i.citation.as_str()))
