@@ -127,10 +127,7 @@ pub fn check_item(engine: &Engine, item: &Item, with_text: bool) -> Result<(Stat
         ItemKind::Read => {
             let (offset, end) = (item.offset.unwrap_or(0), item.end.unwrap_or(0));
             let max = end.saturating_sub(offset).clamp(1, Limits::READ_MAX_CHARS);
-            let result = match fabdex_model::Address::parse(&item.address) {
-                Ok(fabdex_model::Address::Pattern(p)) => engine.read_pattern(&p, None, Some(max), item.max_line_chars),
-                _ => engine.read(&item.address, None, Some(max)),
-            };
+            let result = engine.read_with(&item.address, None, Some(max), item.max_line_chars);
             match result {
                 Ok(env) if Some(&env.digest) == item.digest.as_ref() && env.end == end => {
                     Ok((Status::Identical, None, with_text.then_some(env.text)))

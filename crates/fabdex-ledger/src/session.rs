@@ -88,13 +88,7 @@ impl<'a> Session<'a> {
         let args =
             json!({"address": address, "offset": offset, "max_chars": max_chars, "max_line_chars": max_line_chars});
         let is_pattern = address.trim().starts_with("pattern:");
-        let result = match fabdex_model::Address::parse(address.trim()) {
-            Ok(fabdex_model::Address::Pattern(p)) => self.engine.read_pattern(&p, offset, max_chars, max_line_chars),
-            _ if max_line_chars.is_some() => {
-                Err(QueryError::InvalidArgument("max_line_chars applies to `pattern:` addresses only".into()))
-            }
-            _ => self.engine.read(address, offset, max_chars),
-        };
+        let result = self.engine.read_with(address, offset, max_chars, max_line_chars);
         let env = match result {
             Ok(env) => env,
             Err(e) => return self.failed("read", args, e),

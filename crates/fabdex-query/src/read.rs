@@ -15,6 +15,24 @@ pub(crate) struct Resolved {
 }
 
 impl Engine {
+    /// Read one window of a `doc:` or `pattern:` address; `max_line_chars`
+    /// (source reads only) cuts long lines, and is an error on a `doc:` address.
+    pub fn read_with(
+        &self,
+        address: &str,
+        offset: Option<u64>,
+        max_chars: Option<u64>,
+        max_line_chars: Option<u64>,
+    ) -> Result<ReadEnvelope, QueryError> {
+        match Address::parse(address.trim()) {
+            Ok(Address::Pattern(p)) => self.read_pattern(&p, offset, max_chars, max_line_chars),
+            _ if max_line_chars.is_some() => {
+                Err(QueryError::InvalidArgument("max_line_chars applies to `pattern:` addresses only".into()))
+            }
+            _ => self.read(address, offset, max_chars),
+        }
+    }
+
     /// Read one window of the text an address names.
     ///
     /// `offset` overrides an `@offset` in the address; `max_chars` defaults to
@@ -68,12 +86,8 @@ impl Engine {
         let mut origin = String::new();
         let mut next = Some(address.to_string());
         while let Some(a) = next {
-            let env = match Address::parse(a.trim()) {
-                Ok(Address::Pattern(p)) => {
-                    self.read_pattern(&p, None, Some(Limits::READ_MAX_CHARS), Some(Limits::READ_MAX_CHARS))?
-                }
-                _ => self.read(&a, None, Some(Limits::READ_MAX_CHARS))?,
-            };
+            let line_limit = a.trim().starts_with("pattern:").then_some(Limits::READ_MAX_CHARS);
+            let env = self.read_with(&a, None, Some(Limits::READ_MAX_CHARS), line_limit)?;
             text.push_str(&env.text);
             origin = env.origin;
             next = env.next;
