@@ -268,6 +268,7 @@ fn each_mistake_makes_the_kit_incomplete_with_the_precise_problem() {
     // Placeholders.
     mutated(&r, |k| k["steps"][1]["text"] = json!("TODO: render them"), &["placeholder"], "TODO");
     mutated(&r, |k| k["inputs"][0]["purpose"] = json!("x".repeat(1001)), &["bounds"], "at most 1000");
+    mutated(&r, |k| k["inputs"][0]["name"] = json!("d".repeat(1001)), &["bounds"], "1001 chars, at most 1000");
     mutated(
         &r,
         |k| {

@@ -120,6 +120,8 @@ fn check_bounds(ctx: &mut Ctx<'_>, kit: &Kit) {
         text(&format!("/verification/{i}"), v, Bounds::TEXT);
     }
     for (i, input) in kit.inputs.iter().enumerate() {
+        text(&format!("/inputs/{i}/name"), &input.name, Bounds::TEXT);
+        text(&format!("/inputs/{i}/token"), &input.token, Bounds::TEXT);
         text(&format!("/inputs/{i}/purpose"), &input.purpose, Bounds::TEXT);
     }
     for (i, p) in kit.patterns.iter().enumerate() {

@@ -91,6 +91,7 @@ pub struct Step {
     pub text: String,
     /// Citation ids (`cit-…`) from the run's ledger.
     #[serde(default, rename = "sourceIds")]
+    #[schemars(length(max = 32))]
     pub source_ids: Vec<String>,
 }
 
@@ -110,6 +111,7 @@ pub struct Example {
     #[schemars(length(max = 24000))]
     pub content: String,
     #[serde(default, rename = "sourceIds")]
+    #[schemars(length(max = 32))]
     pub source_ids: Vec<String>,
     /// `json` or `tsx` (informative).
     #[serde(default)]
@@ -122,6 +124,7 @@ pub struct Rule {
     pub rule: String,
     /// At least one citation of a read (`read` item) in the run's ledger.
     #[serde(default, rename = "sourceIds")]
+    #[schemars(length(max = 32))]
     pub source_ids: Vec<String>,
 }
 
