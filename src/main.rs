@@ -317,6 +317,15 @@ enum EvalWhat {
         /// Search historical documents too (demoted), as `search docs --include-history`.
         #[arg(long)]
         include_history: bool,
+        /// Retrieval to measure: `hybrid` or `bm25` (as `search docs --mode`).
+        #[arg(long, value_parser = ["hybrid", "bm25"], default_value = "hybrid")]
+        mode: String,
+    },
+    /// Pattern search: success@1, success@5 and MRR of task → expected pattern.
+    Patterns {
+        /// JSON file: [{"task": "...", "expect": ["<alias, entry or patternId>", ...]}].
+        #[arg(long)]
+        tasks: PathBuf,
     },
 }
 
@@ -363,7 +372,17 @@ enum SearchWhat {
         /// Include historical documents (ranked below live ones).
         #[arg(long)]
         include_history: bool,
+        /// Retrieval: `hybrid` (BM25 fused with the corpus-learned semantic model) or `bm25`.
+        #[arg(long, value_parser = ["hybrid", "bm25"], default_value = "hybrid")]
+        mode: String,
     },
+}
+
+fn retrieval_mode(name: &str) -> fabdex_query::RetrievalMode {
+    match name {
+        "bm25" => fabdex_query::RetrievalMode::Bm25,
+        _ => fabdex_query::RetrievalMode::Hybrid,
+    }
 }
 
 fn main() -> ExitCode {
@@ -519,10 +538,10 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Search { what: SearchWhat::Docs { query, limit, path_prefix, include_history } } => {
+        Command::Search { what: SearchWhat::Docs { query, limit, path_prefix, include_history, mode } } => {
             let engine = Engine::open_index(&scope.index)?;
-            let result =
-                scope.session(&engine)?.search_docs(&SearchDocs { query, limit, path_prefix, include_history })?;
+            let request = SearchDocs { query, limit, path_prefix, include_history, mode: Some(retrieval_mode(&mode)) };
+            let result = scope.session(&engine)?.search_docs(&request)?;
             if cli.json {
                 return print_json(&result);
             }
@@ -881,9 +900,13 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
-        Command::Eval { what: EvalWhat::Docs { qrels, k, include_history } } => {
+        Command::Eval { what: EvalWhat::Patterns { tasks } } => {
             let engine = Engine::open_index(&scope.index)?;
-            eval_docs(&engine, &qrels, k, include_history, cli.json)
+            eval_patterns(&engine, &tasks, cli.json)
+        }
+        Command::Eval { what: EvalWhat::Docs { qrels, k, include_history, mode } } => {
+            let engine = Engine::open_index(&scope.index)?;
+            eval_docs(&engine, &qrels, k, include_history, retrieval_mode(&mode), cli.json)
         }
         Command::Related { address } => {
             let engine = Engine::open_index(&scope.index)?;
@@ -1155,11 +1178,37 @@ fn run_validate(
     report_violations(&name, &violations, json)
 }
 
-fn eval_docs(engine: &Engine, qrels: &std::path::Path, k: usize, include_history: bool, json: bool) -> Result<()> {
+fn eval_patterns(engine: &Engine, tasks: &std::path::Path, json: bool) -> Result<()> {
+    let bytes = std::fs::read(tasks).map_err(|e| anyhow::anyhow!("cannot read tasks `{}`: {e}", tasks.display()))?;
+    let tasks: Vec<fabdex_query::PatternTask> = serde_json::from_slice(&bytes)
+        .map_err(|e| anyhow::anyhow!("tasks `{}` are not valid: {e}", tasks.display()))?;
+    let report = engine.eval_patterns(&tasks)?;
+    if json {
+        return print_json(&report);
+    }
+    for t in &report.per_task {
+        let rank = t.best_rank.map_or("-".to_string(), |r| r.to_string());
+        println!("{rank:>5}  {}", t.task);
+    }
+    println!(
+        "\n{} tasks: success@1 {:.2}  success@5 {:.2}  MRR {:.3} (over the top {})",
+        report.tasks, report.success_at_1, report.success_at_5, report.mrr, report.depth
+    );
+    Ok(())
+}
+
+fn eval_docs(
+    engine: &Engine,
+    qrels: &std::path::Path,
+    k: usize,
+    include_history: bool,
+    mode: fabdex_query::RetrievalMode,
+    json: bool,
+) -> Result<()> {
     let bytes = std::fs::read(qrels).map_err(|e| anyhow::anyhow!("cannot read qrels `{}`: {e}", qrels.display()))?;
     let qrels: Vec<fabdex_query::Qrel> = serde_json::from_slice(&bytes)
         .map_err(|e| anyhow::anyhow!("qrels `{}` are not valid: {e}", qrels.display()))?;
-    let report = engine.eval_docs(&qrels, k, include_history)?;
+    let report = engine.eval_docs(&qrels, k, include_history, mode)?;
     if json {
         return print_json(&report);
     }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use common::{load_qrels, project_root, read_all};
 use fabdex_index::{BuildOptions, Config};
 use fabdex_model::records::{LinkKind, LinkTarget};
-use fabdex_query::{Engine, SearchDocs};
+use fabdex_query::{Engine, RetrievalMode, SearchDocs};
 
 fn labs() -> Option<PathBuf> {
     let path = project_root().join("../shared/labs");
@@ -125,4 +125,43 @@ fn at_least_99_percent_of_live_anchor_links_resolve_to_a_section() {
     );
     assert!(total > 200, "{total}");
     assert!(rate >= 0.99, "{unresolved:#?}");
+}
+
+/// The dev questions through `eval docs`: the hybrid ranking must beat plain
+/// BM25 and hold the floor it measured when it landed (recall@10 0.47, MRR@10
+/// 0.226; BM25: 0.27 and 0.100). The target (0.90 / 0.60) is not met;
+/// the closing note and docs/ranking.md say so.
+#[test]
+fn hybrid_ranking_beats_bm25_on_the_dev_questions() {
+    let Some((dir, _)) = labs_index() else { return };
+    let engine = Engine::open_index(dir.path()).unwrap();
+    let qrels: Vec<fabdex_query::Qrel> =
+        serde_json::from_slice(&std::fs::read(project_root().join("../shared/eval/docs-qrels.dev.json")).unwrap())
+            .unwrap();
+    let hybrid = engine.eval_docs(&qrels, 10, false, RetrievalMode::Hybrid).unwrap();
+    let bm25 = engine.eval_docs(&qrels, 10, false, RetrievalMode::Bm25).unwrap();
+    eprintln!(
+        "labs dev: bm25 recall@10 {:.2} MRR@10 {:.3}; hybrid recall@10 {:.2} MRR@10 {:.3}",
+        bm25.recall_at_10, bm25.mrr_at_10, hybrid.recall_at_10, hybrid.mrr_at_10
+    );
+    assert!(hybrid.recall_at_10 > bm25.recall_at_10 && hybrid.mrr_at_10 > bm25.mrr_at_10);
+    assert!(hybrid.recall_at_10 >= 0.46, "recall@10 {:.2}", hybrid.recall_at_10);
+    assert!(hybrid.mrr_at_10 >= 0.21, "MRR@10 {:.3}", hybrid.mrr_at_10);
+}
+
+/// Questions that name an API put the section defining it first.
+#[test]
+fn api_names_lead_to_their_defining_sections_in_labs() {
+    let Some((dir, _)) = labs_index() else { return };
+    let engine = Engine::open_index(dir.path()).unwrap();
+    for (q, want) in [
+        ("what does generateObject return", "doc:labs/docs/common/capabilities/llm.md#generateobjectt"),
+        ("what is generateText", "doc:labs/docs/common/capabilities/llm.md#generatetext"),
+        ("how do I use fetchJson", "doc:labs/docs/common/capabilities/fetch.md#fetchjsont"),
+        ("what does wish return", "doc:labs/docs/common/conventions/wish.md#wish"),
+        ("what is Writable", "doc:labs/docs/common/concepts/types-and-schemas/writable.md#writable"),
+    ] {
+        let r = engine.search_docs(&SearchDocs { query: q.into(), limit: Some(3), ..Default::default() }).unwrap();
+        assert_eq!(r.hits[0].address, want, "{q}: {:?}", r.hits.iter().map(|h| &h.address).collect::<Vec<_>>());
+    }
 }

@@ -538,7 +538,7 @@ fn write_snapshot(
 
     // Search index.
     let units = units_of(docs);
-    write_search_index(&staging.join("search"), files, docs, &units)?;
+    let unit_texts = write_search_index(&staging.join("search"), files, docs, &units)?;
     let mut search_files = BTreeMap::new();
     for entry in fs::read_dir(staging.join("search"))? {
         let entry = entry?;
@@ -550,6 +550,19 @@ fn write_snapshot(
     }
 
     phases.insert("search_index".into(), lap(&mut clock));
+
+    // Semantic models, learned from the same analysed terms.
+    let unit_file: Vec<u32> = units.iter().map(|u| docs.sections[u.section as usize].file).collect();
+    let models = crate::semantic::fit(&unit_texts, &unit_file, docs.files.len());
+    for (name, model) in [(crate::semantic::UNITS_TABLE, &models.units), (crate::semantic::FILES_TABLE, &models.files)]
+    {
+        let bytes = model.to_bytes();
+        fs::write(staging.join(name), &bytes)?;
+        tables.insert(name.to_string(), digest_bytes(&bytes));
+    }
+    counts.semantic_dimensions = models.units.dim() as u64;
+    counts.semantic_vocabulary = models.units.vocabulary() as u64;
+    phases.insert("semantic".into(), lap(&mut clock));
 
     // Manifest.
     let manifest_roots: Vec<ManifestRoot> = config
@@ -672,11 +685,18 @@ fn snapshot_id(
     h.finalize().to_hex()[..16].to_string()
 }
 
-fn write_search_index(dir: &Path, files: &[ReadFile], docs: &DocsTable, units: &[crate::Unit]) -> Result<()> {
+/// Write the tantivy index; returns each unit's field texts (the semantic fit reuses them).
+fn write_search_index(
+    dir: &Path,
+    files: &[ReadFile],
+    docs: &DocsTable,
+    units: &[crate::Unit],
+) -> Result<Vec<UnitText>> {
     let (schema, f) = search_schema::schema();
     let index = tantivy::Index::create_in_dir(dir, schema)?;
     search_schema::register(&index);
     let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 64_000_000)?;
+    let mut texts = Vec::with_capacity(units.len());
     for (ui, unit) in units.iter().enumerate() {
         let row = &docs.sections[unit.section as usize];
         let file_row = &docs.files[row.file as usize];
@@ -695,10 +715,11 @@ fn write_search_index(dir: &Path, files: &[ReadFile], docs: &DocsTable, units: &
             f.path_raw => format!("{}/{}", file_row.root, file_row.path),
             f.history => u64::from(file_row.historical),
         ))?;
+        texts.push(u);
     }
     writer.commit()?;
     writer.wait_merging_threads()?;
-    Ok(())
+    Ok(texts)
 }
 
 /// Move the staged snapshot into place and point `CURRENT` at it. Returns true

@@ -28,6 +28,7 @@ pub mod links;
 pub mod patterns;
 pub mod published;
 pub mod search_schema;
+pub mod semantic;
 pub mod snapshot;
 pub mod walk;
 

@@ -216,14 +216,20 @@ pub fn register(index: &Index) {
 
 /// The analyzed terms of a text (after identifier expansion), in order.
 pub fn terms(text: &str) -> Vec<String> {
-    let mut analyzer = analyzer();
-    let expanded = expand_identifiers(text);
-    let mut stream = analyzer.token_stream(&expanded);
-    let mut out = Vec::new();
-    while stream.advance() {
-        out.push(stream.token().text.clone());
+    // Building an analyzer (stop-word set, stemmer) costs more than analysing
+    // a short text, so each thread keeps one.
+    thread_local! {
+        static ANALYZER: std::cell::RefCell<TextAnalyzer> = std::cell::RefCell::new(analyzer());
     }
-    out
+    let expanded = expand_identifiers(text);
+    ANALYZER.with_borrow_mut(|analyzer| {
+        let mut stream = analyzer.token_stream(&expanded);
+        let mut out = Vec::new();
+        while stream.advance() {
+            out.push(stream.token().text.clone());
+        }
+        out
+    })
 }
 
 /// Append the pieces of camelCase, PascalCase and snake_case identifiers so

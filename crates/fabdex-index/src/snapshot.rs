@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::blobs::BlobStore;
 use crate::search_schema;
+use crate::semantic::SemanticModels;
 
 /// A snapshot failed an integrity check (digest mismatch, missing file). Query
 /// layers tell it apart from "no snapshot" by downcasting.
@@ -25,7 +26,7 @@ pub const FORMAT_VERSION: u32 = 2;
 
 /// Version of the search-index fields and analysis; part of the snapshot id,
 /// and a reader refuses a snapshot built with another.
-pub const SEARCH_VERSION: u32 = 4;
+pub const SEARCH_VERSION: u32 = 5;
 
 /// Paths inside an index directory.
 #[derive(Debug, Clone)]
@@ -109,6 +110,11 @@ pub struct Counts {
     pub identity_unverifiable: u64,
     #[serde(default)]
     pub schema_disagreements: u64,
+    /// Dimensions and vocabulary of the units' semantic model (0 when the corpus is too small to fit one).
+    #[serde(default)]
+    pub semantic_dimensions: u64,
+    #[serde(default)]
+    pub semantic_vocabulary: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -181,6 +187,8 @@ pub struct Snapshot {
     pub patterns: PatternsTable,
     pub units: Vec<Unit>,
     pub search: tantivy::Index,
+    /// The corpus-learned semantic models (units and files).
+    pub semantic: SemanticModels,
     pub blobs: BlobStore,
 }
 
@@ -239,6 +247,10 @@ impl Snapshot {
                 serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", path.display()))?
             }
         };
+        let semantic = SemanticModels {
+            units: read_model(dir, &manifest, crate::semantic::UNITS_TABLE)?,
+            files: read_model(dir, &manifest, crate::semantic::FILES_TABLE)?,
+        };
         for (name, digest) in &manifest.search_files {
             let path = dir.join("search").join(name);
             let bytes = fs::read(&path).map_err(|e| {
@@ -253,7 +265,18 @@ impl Snapshot {
             .with_context(|| format!("cannot open the search index of `{}`", dir.display()))?;
         search_schema::register(&search);
         let units = units_of(&docs);
+        if semantic.units.docs() != units.len() || semantic.files.docs() != docs.files.len() {
+            return Err(CorruptSnapshot(format!(
+                "snapshot is corrupted: its semantic models cover {} units and {} files, the tables {} and {}; re-run `fabdex index`",
+                semantic.units.docs(),
+                semantic.files.docs(),
+                units.len(),
+                docs.files.len()
+            ))
+            .into());
+        }
         Ok(Snapshot {
+            semantic,
             dir: dir.to_path_buf(),
             blobs: BlobStore::new(dir.join("blobs")),
             manifest,
@@ -275,6 +298,17 @@ impl Snapshot {
             .get_text(&row.digest)
             .with_context(|| format!("reading `{}/{}` from the snapshot", row.root, row.path))
     }
+}
+
+fn read_model(dir: &Path, manifest: &Manifest, name: &str) -> Result<fabdex_semantic::Model> {
+    let path = dir.join(name);
+    let bytes = fs::read(&path).map_err(|e| {
+        CorruptSnapshot(format!("snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`", path.display()))
+    })?;
+    check_digest(&path, &bytes, manifest.tables.get(name))?;
+    fabdex_semantic::Model::from_bytes(&bytes).map_err(|e| {
+        CorruptSnapshot(format!("snapshot is corrupted: `{}`: {e}; re-run `fabdex index`", path.display())).into()
+    })
 }
 
 fn check_digest(path: &Path, bytes: &[u8], expected: Option<&String>) -> Result<()> {

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Engine, QueryError};
+use crate::{Engine, QueryError, RetrievalMode};
 
 /// How deep to rank when looking for an expected section that is not in the top k.
 pub const EVAL_DEPTH: usize = 2_000;
@@ -63,7 +63,13 @@ fn matches(address: &str, e: &ExpectedSection) -> bool {
 }
 
 impl Engine {
-    pub fn eval_docs(&self, qrels: &[Qrel], k: usize, include_history: bool) -> Result<EvalReport, QueryError> {
+    pub fn eval_docs(
+        &self,
+        qrels: &[Qrel],
+        k: usize,
+        include_history: bool,
+        mode: RetrievalMode,
+    ) -> Result<EvalReport, QueryError> {
         if k == 0 {
             return Err(QueryError::InvalidArgument("k must be at least 1".into()));
         }
@@ -71,7 +77,7 @@ impl Engine {
         let (mut r5, mut r10, mut rk, mut mrr, mut ndcg) = (0.0, 0.0, 0.0, 0.0, 0.0);
         let mut per_question = Vec::with_capacity(qrels.len());
         for q in qrels {
-            let ranked = self.rank_addresses(&q.q, include_history, EVAL_DEPTH)?;
+            let ranked = self.rank_addresses(&q.q, include_history, EVAL_DEPTH, mode)?;
             // Distinct sections, in rank order, each marked relevant or not.
             let mut sections: Vec<(&str, bool)> = Vec::new();
             for a in &ranked {
@@ -105,13 +111,90 @@ impl Engine {
         Ok(EvalReport {
             questions: qrels.len(),
             k,
-            mode: "bm25-fields".into(),
+            mode: mode.label().into(),
             recall_at_5: r5 / n,
             recall_at_10: r10 / n,
             recall_at_k: rk / n,
             mrr_at_10: mrr / n,
             ndcg_at_10: ndcg / n,
             per_question,
+        })
+    }
+}
+
+/// A pattern-search task: words a user would type, and the patterns that answer it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PatternTask {
+    pub task: String,
+    /// Expected patterns, each an alias (`<root>/<entry>` or the entry path), an entry, or a patternId.
+    pub expect: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskResult {
+    pub task: String,
+    /// 1-based rank of the first expected pattern, within the depth searched.
+    pub best_rank: Option<usize>,
+    pub best: Option<String>,
+    /// The entries of the top 3 hits.
+    pub top: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PatternEvalReport {
+    pub tasks: usize,
+    /// How deep each search looked.
+    pub depth: usize,
+    pub success_at_1: f64,
+    pub success_at_5: f64,
+    pub mrr: f64,
+    pub per_task: Vec<TaskResult>,
+}
+
+impl Engine {
+    /// Pattern search against tasks: success@1, success@5 and MRR (over the top [`Limits::SEARCH_MAX_LIMIT`]).
+    pub fn eval_patterns(&self, tasks: &[PatternTask]) -> Result<PatternEvalReport, QueryError> {
+        let depth = fabdex_model::Limits::SEARCH_MAX_LIMIT;
+        let n = tasks.len().max(1) as f64;
+        let (mut s1, mut s5, mut mrr) = (0.0, 0.0, 0.0);
+        let mut per_task = Vec::with_capacity(tasks.len());
+        for t in tasks {
+            if t.expect.is_empty() {
+                return Err(QueryError::InvalidArgument(format!("task `{}` expects no pattern", t.task)));
+            }
+            let result = self.search_patterns(&crate::PatternQuery {
+                text: t.task.clone(),
+                limit: Some(depth),
+                ..Default::default()
+            })?;
+            let names = |pattern_id: &str| -> Vec<String> {
+                let program = self.snap.patterns.programs.iter().find(|p| p.pattern_id == pattern_id);
+                let mut names = vec![pattern_id.to_string()];
+                if let Some(p) = program {
+                    names.extend(p.aliases.iter().cloned());
+                    names.push(p.entry.clone());
+                }
+                names
+            };
+            let best = result.hits.iter().position(|h| names(&h.pattern_id).iter().any(|n| t.expect.contains(n)));
+            let rank = best.map(|i| i + 1);
+            s1 += f64::from(u8::from(rank == Some(1)));
+            s5 += f64::from(u8::from(rank.is_some_and(|r| r <= 5)));
+            mrr += rank.map_or(0.0, |r| 1.0 / r as f64);
+            per_task.push(TaskResult {
+                task: t.task.clone(),
+                best_rank: rank,
+                best: best.map(|i| result.hits[i].entry.clone()),
+                top: result.hits.iter().take(3).map(|h| h.entry.clone()).collect(),
+            });
+        }
+        Ok(PatternEvalReport {
+            tasks: tasks.len(),
+            depth,
+            success_at_1: s1 / n,
+            success_at_5: s5 / n,
+            mrr: mrr / n,
+            per_task,
         })
     }
 }

@@ -26,7 +26,7 @@ use fabdex_index::Snapshot;
 use fabdex_index::search_schema::{self, Fields};
 
 pub use error::QueryError;
-pub use eval::{EvalReport, ExpectedSection, Qrel, QuestionResult};
+pub use eval::{EvalReport, ExpectedSection, PatternEvalReport, PatternTask, Qrel, QuestionResult, TaskResult};
 pub use navigate::{Outline, OutlineRow, Related, RelatedLink, SectionRef};
 pub use pattern_read::{DepNode, DepTree, FileListing, PatternFileRow};
 pub use pattern_search::{
@@ -38,7 +38,7 @@ pub use patterns::{DeclaredSchemas, FileDiagnostic, Inspection};
 pub fn render_type(schema: &serde_json::Value) -> String {
     patterns::render_type(schema, None)
 }
-pub use search::{Hit, SearchDocs, SearchResult, Why};
+pub use search::{Hit, RetrievalMode, ScoreParts, SearchDocs, SearchResult, Why};
 
 /// An opened snapshot with the lookups queries need.
 pub struct Engine {
@@ -57,6 +57,8 @@ pub struct Engine {
     outgoing: Vec<Vec<u32>>,
     /// Term statistics of every program, for pattern search.
     pattern_index: pattern_search::PatternIndex,
+    /// The symbol table: lowercased API name → (its spelling, the first unit of each defining section).
+    symbols: HashMap<String, (String, Vec<u32>)>,
 }
 
 impl Engine {
@@ -91,7 +93,18 @@ impl Engine {
             }
         }
         let pattern_index = pattern_search::PatternIndex::build(&snap.patterns.programs);
-        Ok(Engine { snap, reader, fields, sections, files, children, backlinks, outgoing, pattern_index })
+        let mut symbols: HashMap<String, (String, Vec<u32>)> = HashMap::new();
+        let mut seen_sections = std::collections::HashSet::new();
+        for (i, unit) in snap.units.iter().enumerate() {
+            if !seen_sections.insert(unit.section) {
+                continue;
+            }
+            for name in &snap.docs.sections[unit.section as usize].section.defines {
+                let entry = symbols.entry(name.to_lowercase()).or_insert_with(|| (name.clone(), Vec::new()));
+                entry.1.push(i as u32);
+            }
+        }
+        Ok(Engine { snap, reader, fields, sections, files, children, backlinks, outgoing, pattern_index, symbols })
     }
 
     pub fn snapshot(&self) -> &Snapshot {

@@ -9,8 +9,8 @@ use fabdex_model::Limits;
 use serde::{Deserialize, Serialize};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RegexQuery, TermQuery};
-use tantivy::schema::{IndexRecordOption, Value};
-use tantivy::{DocId, Score, SegmentReader, TantivyDocument, Term};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{DocId, Score, SegmentReader, Term};
 
 use crate::{Engine, QueryError};
 
@@ -35,6 +35,53 @@ pub const PARENT_WEIGHT: f32 = 0.4;
 /// Score multiplier for historical documents when they are included.
 pub const HISTORY_DEMOTION: f32 = 0.5;
 
+/// Hybrid ranking: weight of the lexical score (BM25 over fields, divided by the best one's).
+pub const LEXICAL_WEIGHT: f32 = 1.0;
+/// Hybrid ranking: weight of the unit's cosine similarity in the corpus-learned latent space.
+pub const SEMANTIC_WEIGHT: f32 = 2.0;
+/// Hybrid ranking: weight of the cosine similarity of the unit's whole file.
+pub const FILE_SEMANTIC_WEIGHT: f32 = 1.0;
+/// Hybrid ranking: bonus for a section that defines an API name the query
+/// names, divided among the names the section defines.
+pub const SYMBOL_WEIGHT: f32 = 2.0;
+/// A plain word (not camelCase, not called) counts as naming a symbol only when
+/// fewer than this share of units use it in prose: "wish" yes, "pattern" no.
+pub const PLAIN_SYMBOL_MAX_SHARE: f64 = 0.02;
+
+/// Which retrieval runs; every result says which one did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetrievalMode {
+    /// Field-weighted BM25 with the symbol table, fused with the corpus-learned
+    /// latent semantic model (sections and whole files).
+    #[default]
+    Hybrid,
+    /// Field-weighted BM25 only (the baseline).
+    Bm25,
+}
+
+impl RetrievalMode {
+    pub fn label(self) -> &'static str {
+        match self {
+            RetrievalMode::Hybrid => "hybrid-bm25-lsa",
+            RetrievalMode::Bm25 => "bm25-fields",
+        }
+    }
+}
+
+/// What one hit's score is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ScoreParts {
+    /// BM25 over the fields (raw, before normalisation).
+    pub lexical: f32,
+    /// Cosine similarity of the unit with the query in the latent space (hybrid).
+    pub semantic: f32,
+    /// Cosine similarity of the unit's file with the query (hybrid).
+    pub file_semantic: f32,
+    /// Symbol-table bonus (hybrid).
+    pub symbol: f32,
+}
+
 /// A docs search request (also the `search_docs` tool's input).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -50,6 +97,9 @@ pub struct SearchDocs {
     /// Include historical documents (ranked below live ones).
     #[serde(default)]
     pub include_history: bool,
+    /// Retrieval to run: `hybrid` (default) or `bm25`.
+    #[serde(default)]
+    pub mode: Option<RetrievalMode>,
 }
 
 /// Why a hit matched: the query terms found, per field.
@@ -61,6 +111,12 @@ pub struct Why {
     pub fields: BTreeMap<String, Vec<String>>,
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub historical_demoted: bool,
+    /// The parts of the score: lexical, semantic (unit and file) and symbol.
+    #[serde(default)]
+    pub score_parts: ScoreParts,
+    /// API names in the query that this section defines (the symbol table).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub defines: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -91,7 +147,8 @@ pub struct SearchResult {
     /// Which retrieval ran.
     pub mode: String,
     pub snapshot: String,
-    /// Units that matched at all (before the limit).
+    /// Units that scored above zero (before the limit). In hybrid mode that is
+    /// nearly every unit, because semantic similarity is graded.
     pub matched: usize,
     pub limit: usize,
     pub hits: Vec<Hit>,
@@ -133,10 +190,13 @@ impl Engine {
             )));
         }
 
-        let (ranked, matched) = self.rank(&terms, req.path_prefix.as_deref(), req.include_history, limit)?;
+        let mode = req.mode.unwrap_or_default();
+        let symbols = self.query_symbols(query, &terms);
+        let (ranked, matched) =
+            self.rank(&terms, &symbols, req.path_prefix.as_deref(), req.include_history, limit, mode)?;
         let mut file_texts: HashMap<u32, String> = HashMap::new();
         let mut hits = Vec::with_capacity(ranked.len());
-        for (score, unit_index) in ranked {
+        for (score, unit_index, parts) in ranked {
             let unit = &self.snap.units[unit_index as usize];
             let row = &self.snap.docs.sections[unit.section as usize];
             let file_row = &self.snap.docs.files[row.file as usize];
@@ -147,7 +207,10 @@ impl Engine {
                 }
             };
             let unit_text = UnitText::new(text, &self.snap.docs, unit);
-            let why = explain(&unit_text, &terms, file_row.historical);
+            let mut why = explain(&unit_text, &terms, file_row.historical);
+            why.score_parts = parts;
+            why.defines =
+                symbols.iter().filter(|(_, units)| units.contains(&unit_index)).map(|(name, _)| name.clone()).collect();
             hits.push(Hit {
                 address: unit.address.clone(),
                 title: file_row.title.clone(),
@@ -164,7 +227,7 @@ impl Engine {
         Ok(SearchResult {
             query: query.to_string(),
             terms,
-            mode: "bm25-fields".into(),
+            mode: mode.label().into(),
             snapshot: self.snap.id().to_string(),
             matched,
             limit,
@@ -173,15 +236,106 @@ impl Engine {
     }
 }
 
+/// A ranked unit: its score, its index and what the score is made of.
+pub(crate) type RankedUnit = (f32, u32, ScoreParts);
+
 impl Engine {
-    /// The units matching `terms`, best first, at most `depth`; and how many matched in all.
+    /// The units matching `terms`, best first, at most `depth`; and how many scored at all.
     pub(crate) fn rank(
         &self,
         terms: &[String],
+        symbols: &[(String, Vec<u32>)],
         path_prefix: Option<&str>,
         include_history: bool,
         depth: usize,
-    ) -> Result<(Vec<(f32, u32)>, usize), QueryError> {
+        mode: RetrievalMode,
+    ) -> Result<(Vec<RankedUnit>, usize), QueryError> {
+        let prefix = path_prefix
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| p.trim_start_matches("doc:").trim_start_matches('/'));
+        let lexical_query = self.lexical_query(terms, prefix, include_history)?;
+        match mode {
+            RetrievalMode::Bm25 => {
+                let (top, matched) = self.lexical(&lexical_query, depth)?;
+                let ranked = top
+                    .into_iter()
+                    .map(|(raw, unit)| {
+                        let historical = self.unit_historical(unit);
+                        let score = if historical { raw * HISTORY_DEMOTION } else { raw };
+                        (score, unit, ScoreParts { lexical: raw, ..ScoreParts::default() })
+                    })
+                    .collect();
+                Ok((ranked, matched))
+            }
+            RetrievalMode::Hybrid => {
+                let (lexical, _) = self.lexical(&lexical_query, self.snap.units.len().max(1))?;
+                let mut lex = vec![0f32; self.snap.units.len()];
+                for (raw, unit) in &lexical {
+                    lex[*unit as usize] = *raw;
+                }
+                let best = lexical.iter().map(|(s, _)| *s).fold(0f32, f32::max);
+                let bag = fabdex_index::semantic::query_bag(terms);
+                let models = &self.snap.semantic;
+                let unit_sims = models.units.embed(&bag).map(|q| models.units.similarities(&q));
+                let file_sims = models.files.embed(&bag).map(|q| models.files.similarities(&q));
+                let mut bonus = vec![0f32; self.snap.units.len()];
+                for (_, units) in symbols {
+                    for &u in units {
+                        let section = self.snap.units[u as usize].section as usize;
+                        let defined = self.snap.docs.sections[section].section.defines.len().max(1);
+                        bonus[u as usize] += SYMBOL_WEIGHT / defined as f32;
+                    }
+                }
+                let mut ranked: Vec<RankedUnit> = Vec::new();
+                for (i, unit) in self.snap.units.iter().enumerate() {
+                    let row = &self.snap.docs.sections[unit.section as usize];
+                    let file = &self.snap.docs.files[row.file as usize];
+                    if file.historical && !include_history {
+                        continue;
+                    }
+                    if let Some(p) = prefix
+                        && !(format!("{}/{}", file.root, file.path).starts_with(p) || file.path.starts_with(p))
+                    {
+                        continue;
+                    }
+                    let parts = ScoreParts {
+                        lexical: lex[i],
+                        semantic: unit_sims.as_ref().map_or(0.0, |s| s[i].max(0.0)),
+                        file_semantic: file_sims.as_ref().map_or(0.0, |s| s[row.file as usize].max(0.0)),
+                        symbol: bonus[i],
+                    };
+                    let mut score = LEXICAL_WEIGHT * if best > 0.0 { parts.lexical / best } else { 0.0 }
+                        + SEMANTIC_WEIGHT * parts.semantic
+                        + FILE_SEMANTIC_WEIGHT * parts.file_semantic
+                        + parts.symbol;
+                    if file.historical {
+                        score *= HISTORY_DEMOTION;
+                    }
+                    if score > 0.0 {
+                        ranked.push((score, i as u32, parts));
+                    }
+                }
+                let matched = ranked.len();
+                ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                ranked.truncate(depth);
+                Ok((ranked, matched))
+            }
+        }
+    }
+
+    fn unit_historical(&self, unit: u32) -> bool {
+        let row = &self.snap.docs.sections[self.snap.units[unit as usize].section as usize];
+        self.snap.docs.files[row.file as usize].historical
+    }
+
+    /// The field-weighted BM25 query with the path and history filters.
+    fn lexical_query(
+        &self,
+        terms: &[String],
+        prefix: Option<&str>,
+        include_history: bool,
+    ) -> Result<BooleanQuery, QueryError> {
         let f = self.fields;
         let field_of = |name: &str| match name {
             "heading" => f.heading,
@@ -201,8 +355,7 @@ impl Engine {
             }
         }
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
-        if let Some(prefix) = path_prefix.map(str::trim).filter(|p| !p.is_empty()) {
-            let prefix = prefix.trim_start_matches("doc:").trim_start_matches('/');
+        if let Some(prefix) = prefix {
             let pattern = format!("([^/]+/)?{}.*", regex_escape(prefix));
             let rq = RegexQuery::from_pattern(&pattern, f.path_raw)
                 .map_err(|e| QueryError::InvalidArgument(format!("path prefix `{prefix}` is not usable: {e}")))?;
@@ -214,8 +367,11 @@ impl Engine {
                 Box::new(TermQuery::new(Term::from_field_u64(f.history, 1), IndexRecordOption::Basic)),
             ));
         }
-        let full = BooleanQuery::new(clauses);
+        Ok(BooleanQuery::new(clauses))
+    }
 
+    /// Raw BM25 scores of the best `depth` units (history not yet demoted), and how many matched.
+    fn lexical(&self, query: &BooleanQuery, depth: usize) -> Result<(Vec<(f32, u32)>, usize), QueryError> {
         let searcher = self.reader.searcher();
         let collector = TopDocs::with_limit(depth).tweak_score(move |segment: &SegmentReader| {
             let history = segment.fast_fields().u64("history").ok().map(|c| c.first_or_default_col(0));
@@ -225,33 +381,100 @@ impl Engine {
             }
         });
         let (top, matched) = searcher
-            .search(&full, &(collector, Count))
+            .search(query, &(collector, Count))
             .map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
-
-        let mut ranked = Vec::with_capacity(top.len());
+        let mut columns = HashMap::new();
+        let mut out = Vec::with_capacity(top.len());
         for (score, addr) in top {
-            let doc: TantivyDocument =
-                searcher.doc(addr).map_err(|e| QueryError::Corrupt(format!("search index: {e}")))?;
-            let unit = doc.get_first(f.unit).and_then(|v| v.as_u64()).unwrap_or(u64::MAX);
+            let col = match columns.entry(addr.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                    searcher
+                        .segment_reader(addr.segment_ord)
+                        .fast_fields()
+                        .u64("unit")
+                        .map_err(|e| QueryError::Corrupt(format!("search index has no unit column: {e}")))?
+                        .first_or_default_col(u64::MAX),
+                ),
+            };
+            let unit = col.get_val(addr.doc_id);
             if unit as usize >= self.snap.units.len() {
                 return Err(QueryError::Corrupt(format!("search index names unit {unit}, which the tables lack")));
             }
-            ranked.push((score, unit as u32));
+            // Undo the ranking-time demotion: callers get the raw score and demote themselves.
+            let raw = if self.unit_historical(unit as u32) { score / HISTORY_DEMOTION } else { score };
+            out.push((raw, unit as u32));
         }
-        Ok((ranked, matched))
+        Ok((out, matched))
+    }
+
+    /// API names the query names that the symbol table defines, each with the
+    /// units (first unit of each defining section) that define it. A name
+    /// counts when it is written like code (`fetchJson`, `wish()`, `Default<>`,
+    /// `` `ifElse` ``, a capitalised word after the first) or is a plain word
+    /// rare in prose.
+    pub(crate) fn query_symbols(&self, query: &str, terms: &[String]) -> Vec<(String, Vec<u32>)> {
+        let searcher = self.reader.searcher();
+        let units = self.snap.units.len().max(1) as f64;
+        let mut out: Vec<(String, Vec<u32>)> = Vec::new();
+        let chars: Vec<char> = query.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            if !(chars[i].is_alphabetic() || chars[i] == '_' || chars[i] == '$') {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$') {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            let key = word.to_lowercase();
+            let Some(defining) = self.symbols.get(&key) else { continue };
+            if out.iter().any(|(n, _)| n.to_lowercase() == key) {
+                continue;
+            }
+            // Capitalised after the first word reads as a type name (`a Writable`).
+            let capitalised_inside = start > 0 && word.starts_with(char::is_uppercase);
+            let code_like = capitalised_inside
+                || word.chars().skip(1).any(char::is_uppercase)
+                || word.contains('_')
+                || matches!(chars.get(i), Some('(' | '<'))
+                || (start > 0 && chars[start - 1] == '`');
+            let rare = || {
+                let analysed = search_schema::terms(&word);
+                analysed.len() == 1
+                    && terms.contains(&analysed[0])
+                    && searcher.doc_freq(&Term::from_field_text(self.fields.body, &analysed[0])).unwrap_or(u64::MAX)
+                        as f64
+                        / units
+                        < PLAIN_SYMBOL_MAX_SHARE
+            };
+            if code_like || rare() {
+                out.push((defining.0.clone(), defining.1.clone()));
+            }
+        }
+        out
     }
 
     /// Addresses of the best `depth` units for a query (no snippets, no limit
     /// cap): what evaluation needs to find the rank of an expected section.
-    pub fn rank_addresses(&self, query: &str, include_history: bool, depth: usize) -> Result<Vec<String>, QueryError> {
+    pub fn rank_addresses(
+        &self,
+        query: &str,
+        include_history: bool,
+        depth: usize,
+        mode: RetrievalMode,
+    ) -> Result<Vec<String>, QueryError> {
         let mut terms = search_schema::terms(query);
         let mut seen = std::collections::HashSet::new();
         terms.retain(|t| seen.insert(t.clone()));
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let (ranked, _) = self.rank(&terms, None, include_history, depth)?;
-        Ok(ranked.into_iter().map(|(_, u)| self.snap.units[u as usize].address.clone()).collect())
+        let symbols = self.query_symbols(query, &terms);
+        let (ranked, _) = self.rank(&terms, &symbols, None, include_history, depth, mode)?;
+        Ok(ranked.into_iter().map(|(_, u, _)| self.snap.units[u as usize].address.clone()).collect())
     }
 }
 
@@ -275,7 +498,14 @@ fn explain(unit: &UnitText, terms: &[String], historical: bool) -> Why {
     }
     let missing = terms.iter().filter(|t| !matched.contains(t)).cloned().collect();
     matched.sort_by_key(|t| terms.iter().position(|q| q == t));
-    Why { matched_terms: matched, missing_terms: missing, fields, historical_demoted: historical }
+    Why {
+        matched_terms: matched,
+        missing_terms: missing,
+        fields,
+        historical_demoted: historical,
+        score_parts: ScoreParts::default(),
+        defines: Vec::new(),
+    }
 }
 
 /// The line with the most query terms, and what follows it, up to the snippet size.

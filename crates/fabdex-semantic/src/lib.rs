@@ -1,0 +1,458 @@
+//! # fabdex-semantic
+//!
+//! A latent semantic model learned from the indexed corpus itself: latent
+//! semantic analysis (tf-idf, then a truncated SVD). Users ask in their own
+//! words ("hide part of the page until a checkbox is ticked") while the
+//! defining section uses the corpus's words ("conditional rendering",
+//! "ternary"). Terms that occur in the same sections end up near each other in
+//! the latent space, so a question can reach a section it shares few words
+//! with, without a hand-written synonym list and without any downloaded model.
+//!
+//! - **Fit** (index time, [`Model::fit`]): each document is a bag of analysed
+//!   terms; weights are sublinear tf × smoothed idf, each row L2-normalised; a
+//!   randomized range finder with power iterations (Halko, Martinsson & Tropp,
+//!   2011) and an eigen-decomposition of the small projected matrix give the
+//!   top right singular vectors. Deterministic: a fixed seed, and every sum
+//!   runs in a fixed order (rows are computed in parallel, each on its own).
+//! - **Query** ([`Model::embed`], [`Model::similarities`]): a query's bag is
+//!   weighted the same way, projected, and compared by cosine with every
+//!   document's unit vector.
+//! - **Storage** ([`Model::to_bytes`], [`Model::from_bytes`]): a small JSON
+//!   header (vocabulary, idf) and little-endian `f32` arrays, length-checked.
+
+use std::collections::HashMap;
+
+use nalgebra::DMatrix;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Dimensions of the latent space unless a fit asks for fewer.
+pub const DEFAULT_DIM: usize = 100;
+
+const MAGIC: &[u8] = b"fabdex-semantic 1\n";
+
+/// How a model is fitted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FitOptions {
+    /// Latent dimensions (capped by the number of documents and terms).
+    pub dim: usize,
+    /// A term must occur in at least this many documents to be in the vocabulary.
+    pub min_df: u32,
+    /// Extra random directions for the range finder.
+    pub oversample: usize,
+    /// Power iterations: more sharpen the leading subspace of a flat spectrum.
+    pub power_iterations: usize,
+    pub seed: u64,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions { dim: DEFAULT_DIM, min_df: 2, oversample: 10, power_iterations: 4, seed: 0x5eed_fab0_de50_0001 }
+    }
+}
+
+/// A stored model that does not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("semantic model is not valid: {0}")]
+pub struct DecodeError(pub String);
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    dim: usize,
+    docs: usize,
+    terms: Vec<String>,
+    idf: Vec<f32>,
+}
+
+/// A fitted model: the vocabulary, its idf, the term → latent projection and
+/// one unit vector per document (all zeros for a document with no known term).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    dim: usize,
+    docs: usize,
+    terms: Vec<String>,
+    lookup: HashMap<String, u32>,
+    idf: Vec<f32>,
+    /// terms × dim, row-major.
+    projection: Vec<f32>,
+    /// docs × dim, row-major.
+    vectors: Vec<f32>,
+}
+
+/// Sparse rows of a weighted matrix (compressed sparse rows).
+struct Rows {
+    starts: Vec<usize>,
+    cols: Vec<u32>,
+    vals: Vec<f64>,
+}
+
+impl Rows {
+    fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+    fn row(&self, r: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+        let (a, b) = (self.starts[r], self.starts[r + 1]);
+        self.cols[a..b].iter().zip(&self.vals[a..b]).map(|(&c, &v)| (c as usize, v))
+    }
+    /// X · M, with M (cols × l) row-major; the result is rows × l. Rows are
+    /// independent, so they are computed in parallel; each sums in a fixed order.
+    fn times(&self, m: &[f64], l: usize) -> Vec<f64> {
+        let mut out = vec![0.0; self.len() * l];
+        out.par_chunks_mut(l).enumerate().for_each(|(r, o)| {
+            for (c, v) in self.row(r) {
+                for (x, y) in o.iter_mut().zip(&m[c * l..(c + 1) * l]) {
+                    *x += v * y;
+                }
+            }
+        });
+        out
+    }
+    /// The transpose, also as rows (so Xᵀ · Y is [`Rows::times`] too).
+    fn transpose(&self, cols: usize) -> Rows {
+        let mut counts = vec![0usize; cols + 1];
+        for &c in &self.cols {
+            counts[c as usize + 1] += 1;
+        }
+        for i in 0..cols {
+            counts[i + 1] += counts[i];
+        }
+        let starts = counts.clone();
+        let mut next = counts;
+        let mut t_cols = vec![0u32; self.cols.len()];
+        let mut t_vals = vec![0f64; self.vals.len()];
+        for r in 0..self.len() {
+            for (c, v) in self.row(r) {
+                t_cols[next[c]] = r as u32;
+                t_vals[next[c]] = v;
+                next[c] += 1;
+            }
+        }
+        Rows { starts, cols: t_cols, vals: t_vals }
+    }
+}
+
+/// An orthonormal basis (rows × cols, row-major) of the columns of `m`; needs rows ≥ cols.
+/// Cholesky QR, twice (CholeskyQR2): two small Gram matrices instead of a
+/// Householder sweep over the tall matrix; a rank-deficient input falls back to Householder.
+fn orthonormalize(m: Vec<f64>, rows: usize, cols: usize) -> Vec<f64> {
+    let mut y = DMatrix::from_row_slice(rows, cols, &m);
+    for _ in 0..2 {
+        let gram = y.transpose() * &y;
+        let Some(inv) = gram.cholesky().and_then(|c| c.l().transpose().try_inverse()) else {
+            y = DMatrix::from_row_slice(rows, cols, &m).qr().q();
+            break;
+        };
+        y = &y * inv;
+    }
+    y.transpose().as_slice().to_vec()
+}
+
+/// splitmix64: a tiny deterministic generator for the random test directions.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next_unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
+fn sublinear(tf: f64) -> f64 {
+    if tf > 0.0 { 1.0 + tf.ln() } else { 0.0 }
+}
+
+fn normalize(v: &mut [f32]) -> bool {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 && n.is_finite() {
+        v.iter_mut().for_each(|x| *x /= n);
+        true
+    } else {
+        v.iter_mut().for_each(|x| *x = 0.0);
+        false
+    }
+}
+
+impl Model {
+    /// Fit a model to documents given as bags of (term, count); a term may repeat
+    /// within a bag (its counts add up).
+    pub fn fit(docs: &[Vec<(String, f32)>], opts: &FitOptions) -> Model {
+        // Vocabulary: terms in at least `min_df` documents, in sorted order.
+        let mut df: HashMap<&str, u32> = HashMap::new();
+        let mut bags: Vec<HashMap<&str, f64>> = Vec::with_capacity(docs.len());
+        for doc in docs {
+            let mut bag: HashMap<&str, f64> = HashMap::new();
+            for (t, c) in doc {
+                if *c > 0.0 {
+                    *bag.entry(t.as_str()).or_default() += f64::from(*c);
+                }
+            }
+            for t in bag.keys() {
+                *df.entry(t).or_default() += 1;
+            }
+            bags.push(bag);
+        }
+        let mut terms: Vec<String> =
+            df.iter().filter(|(_, n)| **n >= opts.min_df.max(1)).map(|(t, _)| t.to_string()).collect();
+        terms.sort();
+        let lookup: HashMap<String, u32> = terms.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        let n = docs.len() as f64;
+        let idf: Vec<f32> =
+            terms.iter().map(|t| (((1.0 + n) / (1.0 + f64::from(df[t.as_str()]))).ln() + 1.0) as f32).collect();
+
+        let mut rows = Rows { starts: vec![0], cols: Vec::new(), vals: Vec::new() };
+        for bag in &bags {
+            let mut entries: Vec<(u32, f64)> = bag
+                .iter()
+                .filter_map(|(t, tf)| lookup.get(*t).map(|&c| (c, sublinear(*tf) * f64::from(idf[c as usize]))))
+                .collect();
+            entries.sort_by_key(|(c, _)| *c);
+            let norm = entries.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
+            for (c, v) in entries {
+                rows.cols.push(c);
+                rows.vals.push(if norm > 0.0 { v / norm } else { 0.0 });
+            }
+            rows.starts.push(rows.cols.len());
+        }
+
+        let (n_docs, n_terms) = (docs.len(), terms.len());
+        let dim = opts.dim.min(n_docs.saturating_sub(1)).min(n_terms.saturating_sub(1));
+        let mut model = Model { dim: 0, docs: n_docs, terms, lookup, idf, projection: Vec::new(), vectors: vec![] };
+        if dim == 0 {
+            return model;
+        }
+        let l = (dim + opts.oversample).min(n_docs).min(n_terms);
+
+        // Randomized range finder with power iterations.
+        let mut rng = SplitMix(opts.seed);
+        let omega: Vec<f64> = (0..n_terms * l).map(|_| rng.next_unit()).collect();
+        let columns = rows.transpose(n_terms);
+        let mut y = rows.times(&omega, l);
+        for _ in 0..opts.power_iterations {
+            let qy = orthonormalize(y, n_docs, l);
+            let z = orthonormalize(columns.times(&qy, l), n_terms, l);
+            y = rows.times(&z, l);
+        }
+        let q = orthonormalize(y, n_docs, l);
+        // Bᵀ = Xᵀ Q (terms × l); B Bᵀ = (Bᵀ)ᵀ Bᵀ is small (l × l).
+        let bt = DMatrix::from_row_slice(n_terms, l, &columns.times(&q, l));
+        let small = bt.transpose() * &bt;
+        let eig = small.symmetric_eigen();
+        let mut order: Vec<usize> = (0..l).collect();
+        order.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
+        let order: Vec<usize> = order.into_iter().filter(|&i| eig.eigenvalues[i] > 1e-12).take(dim).collect();
+        let dim = order.len();
+        if dim == 0 {
+            return model;
+        }
+        // V's column i = Bᵀ uᵢ / σᵢ.
+        let mut projection = vec![0f32; n_terms * dim];
+        for (j, &i) in order.iter().enumerate() {
+            let sigma = eig.eigenvalues[i].sqrt();
+            let v = &bt * eig.eigenvectors.column(i);
+            for t in 0..n_terms {
+                projection[t * dim + j] = (v[t] / sigma) as f32;
+            }
+        }
+        let proj64: Vec<f64> = projection.iter().map(|&x| f64::from(x)).collect();
+        let mut vectors: Vec<f32> = rows.times(&proj64, dim).into_iter().map(|x| x as f32).collect();
+        for d in vectors.chunks_mut(dim) {
+            normalize(d);
+        }
+        model.dim = dim;
+        model.projection = projection;
+        model.vectors = vectors;
+        model
+    }
+
+    /// Latent dimensions (0: the corpus was too small or too uniform to fit).
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Documents the model was fitted to, in order.
+    pub fn docs(&self) -> usize {
+        self.docs
+    }
+
+    /// Terms in the vocabulary.
+    pub fn vocabulary(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// Whether a term is in the vocabulary.
+    pub fn knows(&self, term: &str) -> bool {
+        self.lookup.contains_key(term)
+    }
+
+    /// The unit vector of a bag of (term, count), or None when no term is known
+    /// (or the model has no dimensions).
+    pub fn embed(&self, bag: &[(String, f32)]) -> Option<Vec<f32>> {
+        if self.dim == 0 {
+            return None;
+        }
+        let mut counts: HashMap<u32, f64> = HashMap::new();
+        for (t, c) in bag {
+            if let Some(&i) = self.lookup.get(t) {
+                *counts.entry(i).or_default() += f64::from(*c);
+            }
+        }
+        let mut entries: Vec<(u32, f64)> = counts.into_iter().collect();
+        entries.sort_by_key(|(i, _)| *i);
+        let mut v = vec![0f32; self.dim];
+        for (i, tf) in entries {
+            let w = (sublinear(tf) * f64::from(self.idf[i as usize])) as f32;
+            for (x, p) in v.iter_mut().zip(&self.projection[i as usize * self.dim..(i as usize + 1) * self.dim]) {
+                *x += w * p;
+            }
+        }
+        normalize(&mut v).then_some(v)
+    }
+
+    /// Cosine similarity of a unit vector from [`Model::embed`] with every document, in order.
+    pub fn similarities(&self, query: &[f32]) -> Vec<f32> {
+        if self.dim == 0 || query.len() != self.dim {
+            return vec![0.0; self.docs];
+        }
+        self.vectors.chunks(self.dim).map(|d| d.iter().zip(query).map(|(a, b)| a * b).sum()).collect()
+    }
+
+    /// The stored form: magic, header length, JSON header, then the projection and vectors as LE f32.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let header = Header { dim: self.dim, docs: self.docs, terms: self.terms.clone(), idf: self.idf.clone() };
+        let header = serde_json::to_vec(&header).expect("a header always serializes");
+        let mut out =
+            Vec::with_capacity(MAGIC.len() + 8 + header.len() + 4 * (self.projection.len() + self.vectors.len()));
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(header.len() as u64).to_le_bytes());
+        out.extend_from_slice(&header);
+        for x in self.projection.iter().chain(&self.vectors) {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Model, DecodeError> {
+        let rest = bytes
+            .strip_prefix(MAGIC)
+            .ok_or_else(|| DecodeError("it does not start with the model's magic line".into()))?;
+        if rest.len() < 8 {
+            return Err(DecodeError("it ends before the header length".into()));
+        }
+        let header_len = u64::from_le_bytes(rest[..8].try_into().expect("8 bytes")) as usize;
+        let rest = &rest[8..];
+        if rest.len() < header_len {
+            return Err(DecodeError(format!("the header is {header_len} bytes but only {} follow", rest.len())));
+        }
+        let header: Header =
+            serde_json::from_slice(&rest[..header_len]).map_err(|e| DecodeError(format!("the header: {e}")))?;
+        if header.idf.len() != header.terms.len() {
+            return Err(DecodeError(format!("{} terms but {} idf values", header.terms.len(), header.idf.len())));
+        }
+        let floats = &rest[header_len..];
+        let want = header.dim.checked_mul(header.terms.len() + header.docs).and_then(|n| n.checked_mul(4));
+        if want != Some(floats.len()) {
+            return Err(DecodeError(format!(
+                "{} bytes of vectors, expected {} for {} terms and {} documents in {} dimensions",
+                floats.len(),
+                want.map_or("an overflowing count".to_string(), |w| w.to_string()),
+                header.terms.len(),
+                header.docs,
+                header.dim
+            )));
+        }
+        let mut values = floats.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")));
+        let projection: Vec<f32> = values.by_ref().take(header.dim * header.terms.len()).collect();
+        let vectors: Vec<f32> = values.collect();
+        let lookup = header.terms.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        Ok(Model {
+            dim: header.dim,
+            docs: header.docs,
+            terms: header.terms,
+            lookup,
+            idf: header.idf,
+            projection,
+            vectors,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bag(words: &str) -> Vec<(String, f32)> {
+        words.split_whitespace().map(|w| (w.to_string(), 1.0)).collect()
+    }
+
+    /// Two topics; "toggle" and "checkbox" never share a document with the
+    /// query word "hide", but both co-occur with "show" and "visible".
+    fn corpus() -> Vec<Vec<(String, f32)>> {
+        [
+            "show hide visible ternary render",
+            "show hide visible ternary render condition",
+            "checkbox toggle show visible",
+            "checkbox toggle visible render",
+            "fetch request response json endpoint",
+            "fetch request spinner pending endpoint",
+            "response json pending error endpoint",
+            "request error retry fetch",
+        ]
+        .iter()
+        .map(|d| bag(d))
+        .collect()
+    }
+
+    #[test]
+    fn related_words_meet_in_the_latent_space() {
+        let model = Model::fit(&corpus(), &FitOptions { dim: 2, ..FitOptions::default() });
+        assert_eq!(model.dim(), 2);
+        let q = model.embed(&bag("hide")).unwrap();
+        let sims = model.similarities(&q);
+        // The checkbox documents share no word with "hide" but sit with the rendering topic.
+        let best_fetch = sims[4..].iter().cloned().fold(f32::MIN, f32::max);
+        assert!(sims[2] > best_fetch && sims[3] > best_fetch, "{sims:?}");
+        assert!(model.embed(&bag("unknown words")).is_none());
+    }
+
+    #[test]
+    fn fits_are_deterministic_and_round_trip() {
+        let a = Model::fit(&corpus(), &FitOptions { dim: 3, ..FitOptions::default() });
+        let b = Model::fit(&corpus(), &FitOptions { dim: 3, ..FitOptions::default() });
+        assert_eq!(a.to_bytes(), b.to_bytes());
+        let back = Model::from_bytes(&a.to_bytes()).unwrap();
+        assert_eq!(back, a);
+    }
+
+    #[test]
+    fn tiny_corpora_give_an_empty_model_not_a_panic() {
+        let m = Model::fit(&[bag("one two")], &FitOptions::default());
+        assert_eq!(m.dim(), 0);
+        assert!(m.embed(&bag("one")).is_none());
+        assert_eq!(m.similarities(&[]), vec![0.0]);
+        let back = Model::from_bytes(&m.to_bytes()).unwrap();
+        assert_eq!(back.docs(), 1);
+        let none = Model::fit(&[], &FitOptions::default());
+        assert_eq!(none.similarities(&[]), Vec::<f32>::new());
+    }
+
+    #[test]
+    fn damaged_bytes_are_refused_with_the_reason() {
+        let bytes = Model::fit(&corpus(), &FitOptions { dim: 2, ..FitOptions::default() }).to_bytes();
+        assert!(Model::from_bytes(b"nope").unwrap_err().0.contains("magic"));
+        let cut = Model::from_bytes(&bytes[..bytes.len() - 3]).unwrap_err();
+        assert!(cut.0.contains("bytes of vectors"), "{cut}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256)) {
+            let mut bytes = MAGIC.to_vec();
+            bytes.extend(data);
+            let _ = Model::from_bytes(&bytes);
+        }
+    }
+}
