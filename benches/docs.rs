@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use fabdex_index::{BuildOptions, Config};
-use fabdex_query::{Engine, SearchDocs};
+use fabdex_query::{Engine, RetrievalMode, SearchDocs};
 
 fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
@@ -149,6 +149,7 @@ fn main() {
         })
         .collect();
     let mut search = Vec::new();
+    let mut lexical = Vec::new();
     let mut peer = Vec::new();
     let mut open = Vec::new();
     let mut addresses = Vec::new();
@@ -158,6 +159,18 @@ fn main() {
             let result =
                 engine.search_docs(&SearchDocs { query: q.q.clone(), limit: Some(10), ..Default::default() }).unwrap();
             search.push(t.elapsed());
+            let t = Instant::now();
+            std::hint::black_box(
+                engine
+                    .search_docs(&SearchDocs {
+                        query: q.q.clone(),
+                        limit: Some(10),
+                        mode: Some(RetrievalMode::Bm25),
+                        ..Default::default()
+                    })
+                    .unwrap(),
+            );
+            lexical.push(t.elapsed());
             addresses.extend(result.hits.into_iter().map(|h| h.address));
             let t = Instant::now();
             std::hint::black_box(peer_rank(&sections, &q.q));
@@ -173,7 +186,8 @@ fn main() {
     println!("|---|---|---|---|");
     for (name, v) in [
         ("peer ranking, linear scan (baseline)", &mut peer),
-        ("fabdex search docs, limit 10", &mut search),
+        ("fabdex search docs --mode bm25, limit 10", &mut lexical),
+        ("fabdex search docs (hybrid, the default), limit 10", &mut search),
         ("fabdex open (default window)", &mut open),
     ] {
         if v.is_empty() {

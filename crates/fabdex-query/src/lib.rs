@@ -38,7 +38,7 @@ pub use patterns::{DeclaredSchemas, FileDiagnostic, Inspection};
 pub fn render_type(schema: &serde_json::Value) -> String {
     patterns::render_type(schema, None)
 }
-pub use search::{Hit, RetrievalMode, ScoreParts, SearchDocs, SearchResult, Why};
+pub use search::{Hit, HybridWeights, RetrievalMode, ScoreParts, SearchDocs, SearchResult, Why};
 
 /// An opened snapshot with the lookups queries need.
 pub struct Engine {
@@ -59,6 +59,8 @@ pub struct Engine {
     pattern_index: pattern_search::PatternIndex,
     /// The symbol table: lowercased API name → (its spelling, the first unit of each defining section).
     symbols: HashMap<String, (String, Vec<u32>)>,
+    /// Weights of the hybrid ranking (the defaults unless an ablation sets others).
+    hybrid: search::HybridWeights,
 }
 
 impl Engine {
@@ -104,7 +106,24 @@ impl Engine {
                 entry.1.push(i as u32);
             }
         }
-        Ok(Engine { snap, reader, fields, sections, files, children, backlinks, outgoing, pattern_index, symbols })
+        Ok(Engine {
+            snap,
+            reader,
+            fields,
+            sections,
+            files,
+            children,
+            backlinks,
+            outgoing,
+            pattern_index,
+            symbols,
+            hybrid: Default::default(),
+        })
+    }
+
+    /// Change the hybrid ranking's weights (ablations and tuning; the defaults are documented in docs/ranking.md).
+    pub fn set_hybrid_weights(&mut self, weights: HybridWeights) {
+        self.hybrid = weights;
     }
 
     pub fn snapshot(&self) -> &Snapshot {

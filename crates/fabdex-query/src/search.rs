@@ -48,6 +48,27 @@ pub const SYMBOL_WEIGHT: f32 = 2.0;
 /// fewer than this share of units use it in prose: "wish" yes, "pattern" no.
 pub const PLAIN_SYMBOL_MAX_SHARE: f64 = 0.02;
 
+/// The weights of the hybrid ranking's parts. [`Engine::set_hybrid_weights`]
+/// changes them for ablations (`examples/ranking_ablation.rs`); a zero turns a lever off.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HybridWeights {
+    pub lexical: f32,
+    pub semantic: f32,
+    pub file_semantic: f32,
+    pub symbol: f32,
+}
+
+impl Default for HybridWeights {
+    fn default() -> Self {
+        HybridWeights {
+            lexical: LEXICAL_WEIGHT,
+            semantic: SEMANTIC_WEIGHT,
+            file_semantic: FILE_SEMANTIC_WEIGHT,
+            symbol: SYMBOL_WEIGHT,
+        }
+    }
+}
+
 /// Which retrieval runs; every result says which one did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -284,7 +305,7 @@ impl Engine {
                     for &u in units {
                         let section = self.snap.units[u as usize].section as usize;
                         let defined = self.snap.docs.sections[section].section.defines.len().max(1);
-                        bonus[u as usize] += SYMBOL_WEIGHT / defined as f32;
+                        bonus[u as usize] += self.hybrid.symbol / defined as f32;
                     }
                 }
                 let mut ranked: Vec<RankedUnit> = Vec::new();
@@ -305,9 +326,10 @@ impl Engine {
                         file_semantic: file_sims.as_ref().map_or(0.0, |s| s[row.file as usize].max(0.0)),
                         symbol: bonus[i],
                     };
-                    let mut score = LEXICAL_WEIGHT * if best > 0.0 { parts.lexical / best } else { 0.0 }
-                        + SEMANTIC_WEIGHT * parts.semantic
-                        + FILE_SEMANTIC_WEIGHT * parts.file_semantic
+                    let w = &self.hybrid;
+                    let mut score = w.lexical * if best > 0.0 { parts.lexical / best } else { 0.0 }
+                        + w.semantic * parts.semantic
+                        + w.file_semantic * parts.file_semantic
                         + parts.symbol;
                     if file.historical {
                         score *= HISTORY_DEMOTION;
