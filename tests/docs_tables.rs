@@ -107,6 +107,11 @@ fn api_names_lead_to_their_defining_sections() {
         assert_eq!(r.hits[0].why.defines, [name], "{q}");
         assert!(r.hits[0].why.score_parts.symbol > 0.0 && r.hits[0].why.score_parts.lexical > 0.0, "{q}");
     }
+    // A short keyword query is served by its words: the semantic parts weigh
+    // less, so the section about `wish` and its result shape lead.
+    let r = search(&engine, "wish result", 3);
+    assert_eq!(r.hits[0].address, "doc:docs/common/conventions/wish.md#wish");
+    assert!(r.hits.iter().any(|h| h.address == "doc:docs/common/conventions/wish.md#result-shape"), "{:?}", r.hits);
     // A common word that a section happens to define is not taken for an API name.
     let r = search(&engine, "how do I write a pattern", 10);
     assert!(r.hits.iter().all(|h| h.why.defines.is_empty()), "{:?}", r.hits[0].why);

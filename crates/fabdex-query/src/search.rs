@@ -42,11 +42,21 @@ pub const SEMANTIC_WEIGHT: f32 = 2.0;
 /// Hybrid ranking: weight of the cosine similarity of the unit's whole file.
 pub const FILE_SEMANTIC_WEIGHT: f32 = 1.0;
 /// Hybrid ranking: bonus for a section that defines an API name the query
-/// names, divided among the names the section defines.
+/// names, divided among the names the section defines, and halved when the
+/// section's heading is not the name itself.
 pub const SYMBOL_WEIGHT: f32 = 2.0;
 /// A plain word (not camelCase, not called) counts as naming a symbol only when
-/// fewer than this share of units use it in prose: "wish" yes, "pattern" no.
+/// fewer than this share of units use it in prose: "wish" yes, "pattern" no...
 pub const PLAIN_SYMBOL_MAX_SHARE: f64 = 0.02;
+/// ...or, in a query this short (in analysed terms), under [`SHORT_QUERY_MAX_SHARE`]:
+/// `wish result` is a lookup of the API, not a question in the user's own words.
+pub const SHORT_QUERY_TERMS: usize = 3;
+pub const SHORT_QUERY_MAX_SHARE: f64 = 0.10;
+/// Query terms at which the semantic parts reach their full weight. A short
+/// keyword query is precise and lexical matching serves it; a long question in
+/// the user's own words is where vocabulary mismatch lives. Below this the
+/// semantic weights scale by `terms / SEMANTIC_FULL_AT_TERMS`.
+pub const SEMANTIC_FULL_AT_TERMS: usize = 4;
 
 /// The weights of the hybrid ranking's parts. [`Engine::set_hybrid_weights`]
 /// changes them for ablations (`examples/ranking_ablation.rs`); a zero turns a lever off.
@@ -301,13 +311,17 @@ impl Engine {
                 let unit_sims = models.units.embed(&bag).map(|q| models.units.similarities(&q));
                 let file_sims = models.files.embed(&bag).map(|q| models.files.similarities(&q));
                 let mut bonus = vec![0f32; self.snap.units.len()];
-                for (_, units) in symbols {
+                for (name, units) in symbols {
                     for &u in units {
-                        let section = self.snap.units[u as usize].section as usize;
-                        let defined = self.snap.docs.sections[section].section.defines.len().max(1);
-                        bonus[u as usize] += self.hybrid.symbol / defined as f32;
+                        let section = &self.snap.docs.sections[self.snap.units[u as usize].section as usize].section;
+                        let defined = section.defines.len().max(1) as f32;
+                        // A heading that is the name itself (`# Writable<>`) defines it;
+                        // one that only contains it (`Writable<T[]> vs …`) half as much.
+                        let own = if heading_is(&section.heading, name) { 1.0 } else { 0.5 };
+                        bonus[u as usize] += self.hybrid.symbol * own / defined;
                     }
                 }
+                let semantic_scale = (terms.len() as f32 / SEMANTIC_FULL_AT_TERMS as f32).min(1.0);
                 let mut ranked: Vec<RankedUnit> = Vec::new();
                 for (i, unit) in self.snap.units.iter().enumerate() {
                     let row = &self.snap.docs.sections[unit.section as usize];
@@ -328,8 +342,7 @@ impl Engine {
                     };
                     let w = &self.hybrid;
                     let mut score = w.lexical * if best > 0.0 { parts.lexical / best } else { 0.0 }
-                        + w.semantic * parts.semantic
-                        + w.file_semantic * parts.file_semantic
+                        + semantic_scale * (w.semantic * parts.semantic + w.file_semantic * parts.file_semantic)
                         + parts.symbol;
                     if file.historical {
                         score *= HISTORY_DEMOTION;
@@ -433,8 +446,8 @@ impl Engine {
     /// API names the query names that the symbol table defines, each with the
     /// units (first unit of each defining section) that define it. A name
     /// counts when it is written like code (`fetchJson`, `wish()`, `Default<>`,
-    /// `` `ifElse` ``, a capitalised word after the first) or is a plain word
-    /// rare in prose.
+    /// `` `ifElse` ``, a capitalised word after the first), is in a short
+    /// query, or is a plain word rare in prose.
     pub(crate) fn query_symbols(&self, query: &str, terms: &[String]) -> Vec<(String, Vec<u32>)> {
         let searcher = self.reader.searcher();
         let units = self.snap.units.len().max(1) as f64;
@@ -463,16 +476,17 @@ impl Engine {
                 || word.contains('_')
                 || matches!(chars.get(i), Some('(' | '<'))
                 || (start > 0 && chars[start - 1] == '`');
-            let rare = || {
+            // A plain word must be a searched term itself (not a stop word).
+            let plain = || {
                 let analysed = search_schema::terms(&word);
-                analysed.len() == 1
-                    && terms.contains(&analysed[0])
-                    && searcher.doc_freq(&Term::from_field_text(self.fields.body, &analysed[0])).unwrap_or(u64::MAX)
-                        as f64
-                        / units
-                        < PLAIN_SYMBOL_MAX_SHARE
+                analysed.len() == 1 && terms.contains(&analysed[0]) && {
+                    let df = searcher.doc_freq(&Term::from_field_text(self.fields.body, &analysed[0]));
+                    let share = df.unwrap_or(u64::MAX) as f64 / units;
+                    share
+                        < if terms.len() <= SHORT_QUERY_TERMS { SHORT_QUERY_MAX_SHARE } else { PLAIN_SYMBOL_MAX_SHARE }
+                }
             };
-            if code_like || rare() {
+            if code_like || plain() {
                 out.push((defining.0.clone(), defining.1.clone()));
             }
         }
@@ -498,6 +512,24 @@ impl Engine {
         let (ranked, _) = self.rank(&terms, &symbols, None, include_history, depth, mode)?;
         Ok(ranked.into_iter().map(|(_, u, _)| self.snap.units[u as usize].address.clone()).collect())
     }
+}
+
+/// Whether a heading is exactly an API name, written as code or not
+/// (`wish()`, `` `Writable<>` ``, `fetchJson<T>`).
+fn heading_is(heading: &str, name: &str) -> bool {
+    // Drop backticks and every bracketed group (type arguments, parameters).
+    let mut bare = String::new();
+    let mut depth = 0usize;
+    for c in heading.chars() {
+        match c {
+            '`' => {}
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => bare.push(c),
+            _ => {}
+        }
+    }
+    bare.trim().eq_ignore_ascii_case(name)
 }
 
 fn explain(unit: &UnitText, terms: &[String], historical: bool) -> Why {
@@ -563,4 +595,18 @@ fn snippet(text: &str, terms: &[String]) -> String {
         out = format!("{cut}…");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::heading_is;
+
+    #[test]
+    fn a_heading_is_a_name_only_when_it_is_nothing_else() {
+        assert!(heading_is("`wish()`", "wish"));
+        assert!(heading_is("Writable<>", "Writable"));
+        assert!(heading_is("`fetchJson<T>`", "fetchjson"));
+        assert!(!heading_is("`Writable<T[]>` vs `Writable<Array<Writable<T>>>`", "Writable"));
+        assert!(!heading_is("Using wish", "wish"));
+    }
 }
