@@ -3,6 +3,8 @@
 //! terms the search index holds. Stored as `tables/semantic-units.bin` and
 //! `tables/semantic-files.bin`.
 
+use std::collections::HashMap;
+
 use fabdex_semantic::{FitOptions, Model};
 use rayon::prelude::*;
 
@@ -32,13 +34,17 @@ pub struct SemanticModels {
     pub files: Model,
 }
 
-/// The weighted term bag of one unit.
+/// The weighted term bag of one unit: each distinct term once, with its weighted count.
 pub fn unit_bag(text: &UnitText) -> Vec<(String, f32)> {
-    let mut bag = Vec::new();
+    let mut bag: HashMap<String, f32> = HashMap::new();
     for (name, field) in text.fields() {
         let Some((_, w)) = SEMANTIC_FIELD_WEIGHTS.iter().find(|(n, _)| *n == name) else { continue };
-        bag.extend(search_schema::terms(field).into_iter().map(|t| (t, *w)));
+        for t in search_schema::terms(field) {
+            *bag.entry(t).or_default() += *w;
+        }
     }
+    let mut bag: Vec<(String, f32)> = bag.into_iter().collect();
+    bag.sort_by(|a, b| a.0.cmp(&b.0));
     bag
 }
 
@@ -50,10 +56,20 @@ pub fn query_bag(terms: &[String]) -> Vec<(String, f32)> {
 /// Fit both models. `unit_file[i]` is the file of unit `i`; `files` the number of files.
 pub fn fit(unit_texts: &[UnitText], unit_file: &[u32], files: usize) -> SemanticModels {
     let bags: Vec<Vec<(String, f32)>> = unit_texts.par_iter().map(unit_bag).collect();
-    let mut file_bags: Vec<Vec<(String, f32)>> = vec![Vec::new(); files];
+    let mut file_counts: Vec<HashMap<&str, f32>> = vec![HashMap::new(); files];
     for (bag, &f) in bags.iter().zip(unit_file) {
-        file_bags[f as usize].extend(bag.iter().cloned());
+        for (t, c) in bag {
+            *file_counts[f as usize].entry(t.as_str()).or_default() += *c;
+        }
     }
+    let file_bags: Vec<Vec<(String, f32)>> = file_counts
+        .into_iter()
+        .map(|counts| {
+            let mut bag: Vec<(String, f32)> = counts.into_iter().map(|(t, c)| (t.to_string(), c)).collect();
+            bag.sort_by(|a, b| a.0.cmp(&b.0));
+            bag
+        })
+        .collect();
     let opts = FitOptions::default();
     let (units, files) = rayon::join(|| Model::fit(&bags, &opts), || Model::fit(&file_bags, &opts));
     SemanticModels { units, files }
