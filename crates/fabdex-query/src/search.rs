@@ -212,9 +212,7 @@ impl Engine {
                 Limits::SEARCH_MAX_LIMIT
             )));
         }
-        let mut terms = search_schema::terms(query);
-        let mut seen = std::collections::HashSet::new();
-        terms.retain(|t| seen.insert(t.clone()));
+        let terms = query_terms(query);
         if terms.is_empty() {
             return Err(QueryError::InvalidArgument(format!(
                 "query `{query}` has no searchable words (only stop words or punctuation)"
@@ -502,9 +500,7 @@ impl Engine {
         depth: usize,
         mode: RetrievalMode,
     ) -> Result<Vec<String>, QueryError> {
-        let mut terms = search_schema::terms(query);
-        let mut seen = std::collections::HashSet::new();
-        terms.retain(|t| seen.insert(t.clone()));
+        let terms = query_terms(query);
         if terms.is_empty() {
             return Ok(Vec::new());
         }
@@ -512,6 +508,15 @@ impl Engine {
         let (ranked, _) = self.rank(&terms, &symbols, None, include_history, depth, mode)?;
         Ok(ranked.into_iter().map(|(_, u, _)| self.snap.units[u as usize].address.clone()).collect())
     }
+}
+
+/// A query's analysed terms, each once, in query order (what both search and
+/// evaluation rank by).
+fn query_terms(query: &str) -> Vec<String> {
+    let mut terms = search_schema::terms(query);
+    let mut seen = std::collections::HashSet::new();
+    terms.retain(|t| seen.insert(t.clone()));
+    terms
 }
 
 /// Whether a heading is exactly an API name, written as code or not
