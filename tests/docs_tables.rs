@@ -47,8 +47,7 @@ fn search_finds_the_answer_in_its_own_words_for_most_questions() {
     let ws = Workspace::docs_only();
     ws.build();
     let engine = ws.engine();
-    let qrels: Vec<fabdex_query::Qrel> =
-        serde_json::from_slice(&fs::read(project_root().join("tests/data/corpus-docs-qrels.json")).unwrap()).unwrap();
+    let qrels: Vec<fabdex_query::Qrel> = common::read_json(&project_root().join("tests/data/corpus-docs-qrels.json"));
     let report = engine.eval_docs(&qrels, 10, false, RetrievalMode::Hybrid).unwrap();
     let baseline = engine.eval_docs(&qrels, 10, false, RetrievalMode::Bm25).unwrap();
     eprintln!(

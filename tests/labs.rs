@@ -135,9 +135,7 @@ fn at_least_99_percent_of_live_anchor_links_resolve_to_a_section() {
 fn hybrid_ranking_beats_bm25_on_the_dev_questions() {
     let Some((dir, _)) = labs_index() else { return };
     let engine = Engine::open_index(dir.path()).unwrap();
-    let qrels: Vec<fabdex_query::Qrel> =
-        serde_json::from_slice(&std::fs::read(project_root().join("../shared/eval/docs-qrels.dev.json")).unwrap())
-            .unwrap();
+    let qrels: Vec<fabdex_query::Qrel> = common::read_json(&project_root().join("../shared/eval/docs-qrels.dev.json"));
     let hybrid = engine.eval_docs(&qrels, 10, false, RetrievalMode::Hybrid).unwrap();
     let bm25 = engine.eval_docs(&qrels, 10, false, RetrievalMode::Bm25).unwrap();
     eprintln!(

@@ -334,8 +334,7 @@ fn pattern_tasks_find_their_patterns() {
     ws.build();
     let engine = ws.engine();
     let tasks: Vec<fabdex_query::PatternTask> =
-        serde_json::from_slice(&fs::read(common::project_root().join("tests/data/corpus-pattern-tasks.json")).unwrap())
-            .unwrap();
+        common::read_json(&common::project_root().join("tests/data/corpus-pattern-tasks.json"));
     let report = engine.eval_patterns(&tasks).unwrap();
     eprintln!(
         "pattern tasks: success@1 {:.2} success@5 {:.2} MRR {:.3}",

@@ -124,7 +124,12 @@ pub struct Expected {
 }
 
 pub fn load_qrels(path: &Path) -> Vec<Question> {
-    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+    read_json(path)
+}
+
+/// A JSON file of test data (qrels, pattern tasks), parsed.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> T {
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// A `fabdex serve --http` child, killed on drop.
