@@ -28,6 +28,7 @@ use swc_ecma_ast::{
 };
 
 use crate::extract::{Parsed, top_level_bindings};
+use crate::literal_order::LiteralOrder;
 
 pub const VNODE_REF: &str = "https://commonfabric.org/schemas/vnode.json";
 
@@ -71,6 +72,8 @@ pub struct TypeEnv<'a> {
     /// compiler numbers them per generator instance, across the argument and
     /// result schemas).
     anonymous: std::cell::RefCell<Vec<String>>,
+    /// The compiler's order for literal union members.
+    literals: LiteralOrder,
 }
 
 impl<'a> TypeEnv<'a> {
@@ -94,7 +97,7 @@ impl<'a> TypeEnv<'a> {
                 decls.entry(name).or_insert(r);
             }
         }
-        TypeEnv { files, decls, anonymous: Default::default() }
+        TypeEnv { files, decls, anonymous: Default::default(), literals: LiteralOrder::of_program(files) }
     }
 
     fn jsdoc(&self, file: usize, pos: BytePos) -> Option<String> {
@@ -988,19 +991,35 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             && let Some(ty) = same_type(&non_null)
         {
             // With a default, literal members merge on the general path: a typed
-            // enum, and `null` as its own nullable branch.
+            // enum, sorted as JavaScript's `toSorted()` sorts (by string form),
+            // and `null` as its own nullable branch.
+            let mut non_null = non_null;
+            non_null.sort_by(|a, b| js_string(a).encode_utf16().cmp(js_string(b).encode_utf16()));
             let typed = json!({ "type": ty, "enum": non_null });
             if values.contains(&Value::Null) { json!({ "anyOf": [typed, { "type": "null" }] }) } else { typed }
         } else if rest.len() == 1 {
             self.ty(rest[0])
         } else {
             let members: Vec<Value> = rest.iter().map(|t| self.ty(t)).collect();
+            // Literal members come out in the checker's type-id order, `null` last.
+            let literals = literals.map(|mut values| {
+                self.env.literals.sort(&mut values);
+                values
+            });
             union_of(members, literals)
         };
         match default {
             Some(v) => with_key(schema, "default", v),
             None => schema,
         }
+    }
+}
+
+/// A value as JavaScript's `String(value)` prints it (the key of `toSorted()`).
+fn js_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -1142,6 +1161,28 @@ type PingEvent = Record<PropertyKey, never>;
         assert_eq!(s["properties"]["secret"], json!({"type": "string"}), "generic aliases are instantiated inline");
         assert_eq!(s["properties"]["boxed"]["properties"]["value"], json!({"type": "number"}));
         assert!(!s["required"].as_array().unwrap().contains(&json!("helper")));
+    }
+
+    #[test]
+    fn enum_values_come_out_in_the_compilers_order() {
+        // Plain literal unions follow the checker's literal creation order:
+        // `"number"` exists before any source (a `typeof` name), and `"b"` is
+        // met in the code above the type. With a `Default`, the members merge
+        // and the enum is sorted by string form, as JavaScript's `toSorted()`.
+        let src = r#"
+const first = "b";
+interface Root {
+  kind: "text" | "number" | "b";
+  mode: "user" | "admin" | Default<"user">;
+  size: 10 | 9 | Default<9>;
+  maybe: "z" | null | "b";
+}
+"#;
+        let s = gen_for(src, "Root");
+        assert_eq!(s["properties"]["kind"], json!({"enum": ["number", "b", "text"]}));
+        assert_eq!(s["properties"]["mode"], json!({"type": "string", "enum": ["admin", "user"], "default": "user"}));
+        assert_eq!(s["properties"]["size"], json!({"type": "number", "enum": [10, 9], "default": 9}));
+        assert_eq!(s["properties"]["maybe"], json!({"enum": ["b", "z", null]}));
     }
 
     #[test]
