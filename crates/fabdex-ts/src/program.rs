@@ -11,6 +11,9 @@ use swc_ecma_ast::{
     PropName, PropOrSpread, Stmt, TsType,
 };
 
+use swc_common::Spanned;
+use swc_ecma_visit::{Visit, VisitWith};
+
 use crate::extract::{Parsed, parse, top_level_bindings};
 use crate::schema::{SchemaGen, TypeEnv};
 
@@ -285,6 +288,42 @@ fn infer_result(
     (Some(g.schema), notes)
 }
 
+/// The explicit type arguments of the entry's calls and `new` expressions
+/// (`wish<T>`, `new Writable<T>`, `handler<E, C>`, inner `pattern<I, O>`, …),
+/// inner calls first, then in source order, leaving out the main `pattern`
+/// call. The compiler's transformers generate a schema for each of these
+/// before the pattern's own, with one generator per file, so an anonymous
+/// type they find cyclic is already named `AnonymousType_1` when the
+/// pattern's contract is generated.
+fn schema_sites(module: &swc_ecma_ast::Module, main: &CallExpr) -> Vec<TsType> {
+    struct Sites {
+        main: swc_common::Span,
+        out: Vec<TsType>,
+    }
+    impl Visit for Sites {
+        fn visit_call_expr(&mut self, c: &CallExpr) {
+            c.visit_children_with(self);
+            if c.span != self.main
+                && let Some(args) = &c.type_args
+            {
+                self.out.extend(args.params.iter().map(|t| (**t).clone()));
+            }
+        }
+        fn visit_new_expr(&mut self, n: &swc_ecma_ast::NewExpr) {
+            n.visit_children_with(self);
+            if let Some(args) = &n.type_args {
+                self.out.extend(args.params.iter().map(|t| (**t).clone()));
+            } else if let Some(Expr::TsAs(cast)) = n.args.as_ref().and_then(|a| a.first()).map(|a| unparen(&a.expr)) {
+                // `new Writable(null as T | null)`: the cell's type is the cast's.
+                self.out.push((*cast.type_ann).clone());
+            }
+        }
+    }
+    let mut sites = Sites { main: main.span(), out: Vec::new() };
+    module.visit_with(&mut sites);
+    sites.out
+}
+
 /// The contract of a program: `files[0]` is the entry, the rest its imports.
 pub fn program_contract(files: &[(String, String)]) -> Contract {
     let parsed: Vec<Parsed> = files.iter().map(|(p, t)| parse(p, t)).collect();
@@ -298,6 +337,12 @@ pub fn program_contract(files: &[(String, String)]) -> Contract {
             notes: vec!["the entry does not default-export a `pattern(...)` call".into()],
         };
     };
+    // Name the anonymous types the compiler meets before the contract.
+    if let Some(module) = &parsed[0].module {
+        for t in schema_sites(module, call) {
+            let _ = SchemaGen::new(&env).root(&t);
+        }
+    }
     let mut schema_of = |t: Option<&TsType>, what: &str| -> Option<Value> {
         let t = t?;
         let generator = if what == "result" { SchemaGen::for_result(&env) } else { SchemaGen::new(&env) };
@@ -342,6 +387,38 @@ mod tests {
         assert_eq!(resolve_relative("a/x.tsx", "../e.ts", exists).as_deref(), Some("e.ts"));
         assert_eq!(resolve_relative("a/x.tsx", "../../e.ts", exists), None);
         assert_eq!(resolve_relative("a/x.tsx", "./missing", exists), None);
+    }
+
+    #[test]
+    fn anonymous_types_met_in_the_body_are_named_before_the_contract() {
+        // `Node[]` is first met at `wish<Node[]>` (root: the array, then
+        // `Node`, whose `children` is the array again: a cycle), and
+        // `Node | null` at the cast, so both are named before the contract,
+        // in that order, and the contract refers to them.
+        let entry = r##"import { pattern, wish, Writable, Default } from "commonfabric";
+interface Node { label: string; parent: Node | null; children: Node[] }
+interface Input { root: Node | Default<null>; all: Node[] }
+export default pattern<Input, Node>(({ root }) => {
+  const found = wish<Node[]>({ query: "#node" });
+  const current = new Writable(null as Node | null);
+  return root;
+});
+"##;
+        let c = program_contract(&[("main.tsx".into(), entry.into())]);
+        let arg = c.argument_schema.unwrap();
+        assert_eq!(
+            arg["$defs"]["AnonymousType_1"],
+            serde_json::json!({"type": "array", "items": {"$ref": "#/$defs/Node"}})
+        );
+        assert_eq!(
+            arg["$defs"]["AnonymousType_2"],
+            serde_json::json!({"anyOf": [{"$ref": "#/$defs/Node"}, {"type": "null"}]})
+        );
+        assert_eq!(arg["properties"]["all"], serde_json::json!({"$ref": "#/$defs/AnonymousType_1"}));
+        assert_eq!(
+            arg["$defs"]["Node"]["properties"]["parent"],
+            serde_json::json!({"$ref": "#/$defs/AnonymousType_2"})
+        );
     }
 
     #[test]

@@ -816,13 +816,21 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         let Some(identity) = identity else {
             return json!({ "type": "array", "items": self.ty(elem) });
         };
+        self.anonymous(identity, |g| json!({ "type": "array", "items": g.ty(elem) }))
+    }
+
+    /// Generate an anonymous type that has a type identity in the compiler
+    /// (`Named[]`, `Named | null`): met again while it is still being
+    /// generated, it is cyclic, gets a synthetic `AnonymousType_N` name and
+    /// is referenced; once named, every occurrence is hoisted to `$defs`.
+    fn anonymous(&mut self, identity: String, generate: impl FnOnce(&mut Self) -> Value) -> Value {
         if self.anon_stack.contains(&identity) {
             let name = self.anonymous_name(&identity);
             self.referenced.insert(name.clone());
             return json!({ "$ref": format!("#/$defs/{name}") });
         }
         self.anon_stack.push(identity.clone());
-        let schema = json!({ "type": "array", "items": self.ty(elem) });
+        let schema = generate(self);
         self.anon_stack.pop();
         match self.existing_anonymous_name(&identity) {
             Some(name) => {
@@ -874,6 +882,28 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             }
         }
         Some(inner)
+    }
+
+    /// `"Named|null"` for a union of one declared, non-generic type and `null`.
+    fn nullable_named_identity(&self, members: &[&TsType]) -> Option<String> {
+        let is_null = |t: &TsType| matches!(t, TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNullKeyword);
+        let named = |t: &TsType| match t {
+            TsType::TsTypeRef(r) if r.type_params.is_none() => match &r.type_name {
+                TsEntityName::Ident(id)
+                    if self.env.decls.contains_key(id.sym.as_ref())
+                        && self.subst.last().is_none_or(|m| !m.contains_key(id.sym.as_ref())) =>
+                {
+                    Some(id.sym.to_string())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        match members {
+            [a, b] if is_null(b) => named(a).map(|n| format!("{n}|null")),
+            [a, b] if is_null(a) => named(b).map(|n| format!("{n}|null")),
+            _ => None,
+        }
     }
 
     fn existing_anonymous_name(&self, identity: &str) -> Option<String> {
@@ -985,6 +1015,18 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             let first = t(vals.first()?)?;
             vals.iter().all(|v| t(v) == Some(first)).then_some(first)
         };
+        // `Named | null` (without a `Default`, which makes another type) has
+        // an identity of its own in the compiler, as `Named[]` has.
+        if default.is_none()
+            && rest.len() == 2
+            && let Some(identity) = self.nullable_named_identity(&rest)
+        {
+            let rest: Vec<&TsType> = rest.clone();
+            return self.anonymous(identity, |g| {
+                let members: Vec<Value> = rest.iter().map(|t| g.ty(t)).collect();
+                union_of(members, None)
+            });
+        }
         let non_null: Vec<Value> = literals.iter().flatten().filter(|v| !v.is_null()).cloned().collect();
         let schema = if let (Some(_), Some(values)) = (&default, &literals)
             && rest.len() > 1
