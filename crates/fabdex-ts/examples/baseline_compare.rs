@@ -1,7 +1,7 @@
 //! Compare fabdex's contracts with the platform compiler's baselines.
 //!
 //! ```text
-//! cargo run --release -p fabdex-ts --example baseline_compare -- LABS_CHECKOUT [--show N] [--api] [--dump KEY]
+//! cargo run --release -p fabdex-ts --example baseline_compare -- LABS_CHECKOUT [--show N] [--api] [--dump KEY] [--emit FILE]
 //! ```
 //!
 //! For every key under `packages/patterns/baselines/` (an entry path such as
@@ -113,13 +113,19 @@ fn baseline_keys(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(checkout) = args.get(1).map(PathBuf::from) else {
-        eprintln!("usage: baseline_compare LABS_CHECKOUT [--show N] [--api] [--dump KEY]");
+        eprintln!("usage: baseline_compare LABS_CHECKOUT [--show N] [--api] [--dump KEY] [--emit FILE]");
         return;
     };
     let show: usize =
         args.iter().position(|a| a == "--show").and_then(|i| args.get(i + 1)).and_then(|n| n.parse().ok()).unwrap_or(0);
     // `--dump KEY`: print both sides of one entry's schemas.
     let dump: Option<String> = args.iter().position(|a| a == "--dump").and_then(|i| args.get(i + 1)).cloned();
+    // `--emit FILE`: one JSON line per entry with both sides, for analysis.
+    let mut emit = args
+        .iter()
+        .position(|a| a == "--emit")
+        .and_then(|i| args.get(i + 1))
+        .map(|p| std::io::BufWriter::new(std::fs::File::create(p).expect("create --emit file")));
     let patterns = checkout.join("packages/patterns");
     if !patterns.join("baselines").is_dir() {
         eprintln!("skipping: no packages/patterns/baselines under {}", checkout.display());
@@ -153,6 +159,12 @@ fn main() {
         let ours_res = contract.result_schema.as_ref().map(normalize).unwrap_or(Value::Null);
         let want_arg = normalize(&expected["argumentSchema"]);
         let want_res = normalize(&expected["resultSchema"]);
+        if let Some(out) = emit.as_mut() {
+            use std::io::Write;
+            let line =
+                serde_json::json!({"key": key, "argument": [ours_arg, want_arg], "result": [ours_res, want_res]});
+            writeln!(out, "{line}").expect("write --emit file");
+        }
         if dump.as_deref() == Some(key.as_str()) {
             for (what, ours, want) in [("argument", &ours_arg, &want_arg), ("result", &ours_res, &want_res)] {
                 println!("== {key} {what}: fabdex\n{}", serde_json::to_string_pretty(ours).unwrap_or_default());

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use serde_json::json;
 use swc_ecma_ast::{
-    ArrowFunctionBody, CallExpr, Callee, Decl, Expr, Lit, ModuleDecl, ModuleItem, ObjectLit, ObjectPatProp, Pat, Prop,
-    PropName, PropOrSpread, Stmt, TsType,
+    ArrowFunctionBody, CallExpr, Callee, Decl, Expr, Lit, MemberProp, ModuleDecl, ModuleItem, ObjectLit, ObjectPatProp,
+    Pat, Prop, PropName, PropOrSpread, Stmt, TsType,
 };
 
 use swc_common::Spanned;
@@ -92,8 +92,14 @@ fn pattern_types(call: &CallExpr) -> (Option<&TsType>, Option<&TsType>) {
 
 /// The object literal the pattern function returns, and the names it
 /// destructured from its input.
-fn returned_object(call: &CallExpr) -> Option<(&ObjectLit, Vec<String>)> {
+/// The pattern function's returned object literal, the input field names
+/// it destructures, and the name of its whole-input parameter, if any.
+fn returned_object(call: &CallExpr) -> Option<(&ObjectLit, Vec<String>, Option<String>)> {
     let Expr::Arrow(arrow) = &*call.args.first()?.expr else { return None };
+    let whole = match arrow.params.first() {
+        Some(Pat::Ident(i)) => Some(i.id.sym.to_string()),
+        _ => None,
+    };
     let params: Vec<String> = match arrow.params.first() {
         Some(Pat::Object(o)) => o
             .props
@@ -122,7 +128,7 @@ fn returned_object(call: &CallExpr) -> Option<(&ObjectLit, Vec<String>)> {
             _ => None,
         })?,
     };
-    Some((object, params))
+    Some((object, params, whole))
 }
 
 /// The `const` bindings at the top of the pattern function's body.
@@ -195,7 +201,7 @@ fn infer_result(
     env: &TypeEnv,
     handlers: &HashMap<String, Option<&TsType>>,
 ) -> (Option<Value>, Vec<String>) {
-    let Some((object, params)) = returned_object(call) else {
+    let Some((object, params, whole)) = returned_object(call) else {
         return (None, vec!["result: the pattern does not return an object literal".into()]);
     };
     let locals = body_constants(call);
@@ -233,6 +239,16 @@ fn infer_result(
             Some(Expr::Ident(i)) => Some(i.sym.to_string()),
             _ => None,
         };
+        // `state.value`, where `state` is the whole input, is the field `value`.
+        let input_field = match value.map(unparen) {
+            Some(Expr::Member(m)) => match (&*m.obj, &m.prop) {
+                (Expr::Ident(obj), MemberProp::Ident(field)) if whole.as_deref() == Some(obj.sym.as_ref()) => {
+                    Some(field.sym.to_string())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
         // A name bound in the pattern body stands for its initializer.
         let value = match &ident {
             Some(name) if !params.contains(name) => locals.get(name.as_str()).copied().or(value),
@@ -257,8 +273,8 @@ fn infer_result(
             Some(Expr::Lit(Lit::Num(_))) => Some(json!({ "type": "number" })),
             Some(Expr::Lit(Lit::Bool(_))) => Some(json!({ "type": "boolean" })),
             Some(Expr::JSXElement(_) | Expr::JSXFragment(_)) => Some(generator.jsx_element()),
-            _ => match (ident, input) {
-                (Some(name), Some(input)) if params.contains(&name) => match generator.member_type(input, &name) {
+            _ => match (input_field.or(ident.filter(|name| params.contains(name))), input) {
+                (Some(name), Some(input)) => match generator.member_type(input, &name) {
                     // The destructured value has the field's type with its `Default` resolved away.
                     Some((t, false)) => Some(generator.ty(t)).map(|mut s| {
                         if let Some(map) = s.as_object_mut() {
@@ -387,6 +403,19 @@ mod tests {
         assert_eq!(resolve_relative("a/x.tsx", "../e.ts", exists).as_deref(), Some("e.ts"));
         assert_eq!(resolve_relative("a/x.tsx", "../../e.ts", exists), None);
         assert_eq!(resolve_relative("a/x.tsx", "./missing", exists), None);
+    }
+
+    #[test]
+    fn inferred_result_reads_fields_of_the_whole_input_parameter() {
+        let entry = r#"import { pattern, NAME } from "commonfabric";
+interface State { value: number | Default<0>; label: string }
+export default pattern<State>((state) => ({ [NAME]: "Counter", value: state.value, label: state.label }));
+"#;
+        let c = program_contract(&[("main.tsx".into(), entry.into())]);
+        let result = c.result_schema.unwrap();
+        assert_eq!(result["properties"]["value"], serde_json::json!({"type": "number"}));
+        assert_eq!(result["properties"]["label"], serde_json::json!({"type": "string"}));
+        assert_eq!(c.inferred.as_deref(), Some("complete"), "{:?}", c.notes);
     }
 
     #[test]

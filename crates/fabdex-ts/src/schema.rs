@@ -108,7 +108,9 @@ impl<'a> TypeEnv<'a> {
             .trim_start_matches('*')
             .lines()
             .map(|l| l.trim().trim_start_matches('*').trim())
-            .filter(|l| !l.starts_with('@'))
+            // The description ends at the first block tag: the lines after
+            // `@deprecated …` continue the tag, as TypeScript reads JSDoc.
+            .take_while(|l| !l.starts_with('@'))
             .collect();
         let text = lines.join("\n").trim().to_string();
         (!text.is_empty()).then_some(text)
@@ -327,33 +329,91 @@ fn union_of(members: Vec<Value>, literal_values: Option<Vec<Value>>) -> Value {
     if non_null.len() == 1 && members.len() == 2 {
         return json!({ "anyOf": [non_null[0].clone(), { "type": "null" }] });
     }
-    if members.contains(&Value::Bool(true)) {
-        return Value::Bool(true);
-    }
-    let mut out: Vec<Value> = Vec::new();
-    let mut types: Vec<String> = Vec::new();
+    let mut any_of: Vec<Value> = Vec::new();
     for m in members {
-        if m == Value::Bool(false) || out.contains(&m) {
-            continue;
+        if merge_into_any_of(&mut any_of, m) {
+            return Value::Bool(true);
         }
-        if let Some(obj) = m.as_object()
-            && obj.len() == 1
-            && let Some(t) = obj.get("type").and_then(|t| t.as_str())
-        {
-            if !types.iter().any(|x| x == t) {
-                types.push(t.to_string());
+    }
+    match any_of.len() {
+        0 => Value::Bool(false),
+        1 => any_of.pop().unwrap(),
+        _ => json!({ "anyOf": any_of }),
+    }
+}
+
+/// Whether a schema has no keys but `type` and `enum` (a primitive).
+fn is_primitive(v: &Value) -> bool {
+    v.as_object().is_some_and(|m| m.keys().all(|k| k == "type" || k == "enum"))
+}
+
+/// Add one member schema to a union's `anyOf` the way the compiler's union
+/// formatter does (`mergePrimitiveSchemaIntoAnyOf`): duplicates drop out,
+/// literals of one type merge into a sorted `enum`, a plain primitive widens
+/// the same type's enum away or joins the first plain primitive in a sorted
+/// `type` array, and anything else is appended in order. Returns true when
+/// the union accepts everything.
+fn merge_into_any_of(any_of: &mut Vec<Value>, cur: Value) -> bool {
+    match cur {
+        Value::Bool(true) => return true,
+        Value::Bool(false) => return false,
+        _ => {}
+    }
+    if any_of.contains(&cur) {
+        return false;
+    }
+    let cur_type = cur.get("type").filter(|t| t.is_string());
+    let matching = any_of
+        .iter()
+        .position(|o| is_primitive(o) && o.get("type").is_some_and(|t| t.is_string() && Some(t) == cur_type));
+    let cur_enum = cur.get("enum").and_then(|e| e.as_array()).cloned();
+    if let (Some(cur_enum), Some(i)) = (&cur_enum, matching)
+        && let Some(existing) = any_of[i].get("enum").and_then(|e| e.as_array()).cloned()
+    {
+        let mut merged = existing;
+        for v in cur_enum {
+            if !merged.contains(v) {
+                merged.push(v.clone());
             }
-            continue;
         }
-        out.push(m);
+        let both_booleans = cur_type == Some(&json!("boolean"))
+            && merged.contains(&Value::Bool(true))
+            && merged.contains(&Value::Bool(false));
+        if both_booleans {
+            any_of[i].as_object_mut().unwrap().remove("enum");
+        } else {
+            merged.sort_by(|a, b| js_string(a).encode_utf16().cmp(js_string(b).encode_utf16()));
+            any_of[i]["enum"] = Value::Array(merged);
+        }
+    } else if let Some(i) = matching {
+        // A plain `string` (say) widens `"a" | "b"` to any string.
+        any_of[i].as_object_mut().unwrap().remove("enum");
+    } else if is_primitive(&cur) && cur_enum.is_none() && cur.get("type").is_some() {
+        let plain = any_of.iter().position(|o| is_primitive(o) && o.get("enum").is_none());
+        match plain {
+            Some(i) => {
+                let as_list = |t: Option<&Value>| -> Vec<String> {
+                    match t {
+                        Some(Value::String(s)) => vec![s.clone()],
+                        Some(Value::Array(a)) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+                        _ => Vec::new(),
+                    }
+                };
+                let mut types = as_list(cur.get("type"));
+                for t in as_list(any_of[i].get("type")) {
+                    if !types.contains(&t) {
+                        types.push(t);
+                    }
+                }
+                types.sort();
+                any_of[i]["type"] = json!(types);
+            }
+            None => any_of.push(cur),
+        }
+    } else {
+        any_of.push(cur);
     }
-    types.sort();
-    match types.len() {
-        0 => {}
-        1 => out.insert(0, json!({ "type": types[0] })),
-        _ => out.insert(0, json!({ "type": types })),
-    }
-    if out.len() == 1 { out.pop().unwrap() } else { json!({ "anyOf": out }) }
+    false
 }
 
 impl<'e, 'a> SchemaGen<'e, 'a> {
@@ -884,6 +944,35 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         Some(inner)
     }
 
+    /// Where TypeScript's checker orders a union member: the intrinsic types
+    /// it creates at start-up first (in creation order), then literals by
+    /// the order they are met, then everything else as written.
+    fn type_id_rank(&self, t: &TsType) -> usize {
+        use TsKeywordTypeKind::*;
+        match t {
+            TsType::TsKeywordType(k) => match k.kind {
+                TsAnyKeyword => 0,
+                TsUnknownKeyword => 1,
+                TsUndefinedKeyword => 2,
+                TsNullKeyword => 3,
+                TsStringKeyword => 4,
+                TsNumberKeyword => 5,
+                TsBigIntKeyword => 6,
+                TsBooleanKeyword => 7,
+                TsSymbolKeyword => 9,
+                TsVoidKeyword => 10,
+                TsNeverKeyword => 11,
+                TsObjectKeyword => 12,
+                TsIntrinsicKeyword => 13,
+            },
+            TsType::TsLitType(l) => match &l.lit {
+                TsLit::Bool(b) => 7 + usize::from(b.value),
+                _ => literal_value(t).map_or(usize::MAX / 2, |v| 100 + self.env.literals.rank(&v).min(usize::MAX / 4)),
+            },
+            _ => usize::MAX / 2,
+        }
+    }
+
     /// `"Named|null"` for a union of one declared, non-generic type and `null`.
     fn nullable_named_identity(&self, members: &[&TsType]) -> Option<String> {
         let is_null = |t: &TsType| matches!(t, TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNullKeyword);
@@ -933,7 +1022,8 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                 None => Value::Bool(true),
             };
             if self.result && brand == "cell" {
-                return inner;
+                // The compiler drops `asCell` from `{asCell: ["cell"]}`: `{}`, not `true`.
+                return if inner == Value::Bool(true) { json!({}) } else { inner };
             }
             return prepend_brand(inner, brand);
         }
@@ -942,6 +1032,13 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         }
         if let Some(scope) = scope_of(name) {
             let inner = args.first().map_or(Value::Bool(true), |t| self.ty(t));
+            // A result unwraps a cell, and the scope was the cell's.
+            let scoped_cell = args.first().is_some_and(|t| {
+                matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, TsEntityName::Ident(id) if wrapper_brand(&id.sym) == Some("cell")))
+            });
+            if self.result && scoped_cell {
+                return inner;
+            }
             return apply_scope(inner, scope);
         }
         match name {
@@ -995,6 +1092,17 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                 continue;
             }
             rest.push(t);
+        }
+        // `any` and `unknown` absorb every other member, a `Default` too.
+        if let Some(top) = rest.iter().find(|t| {
+            matches!(t, TsType::TsKeywordType(k) if matches!(k.kind, TsKeywordTypeKind::TsAnyKeyword | TsKeywordTypeKind::TsUnknownKeyword))
+        }) {
+            return self.ty(top);
+        }
+        if default.is_none() {
+            // The checker's union is ordered by type id; a `Default` union is
+            // formatted from its written members instead.
+            rest.sort_by_key(|t| self.type_id_rank(t));
         }
         let literals: Option<Vec<Value>> = rest
             .iter()
@@ -1225,6 +1333,44 @@ interface Root {
         assert_eq!(s["properties"]["mode"], json!({"type": "string", "enum": ["admin", "user"], "default": "user"}));
         assert_eq!(s["properties"]["size"], json!({"type": "number", "enum": [10, 9], "default": 9}));
         assert_eq!(s["properties"]["maybe"], json!({"enum": ["b", "z", null]}));
+    }
+
+    #[test]
+    fn union_members_order_absorption_and_result_cells() {
+        let src = r#"
+interface Author { name: string }
+interface Root {
+  plain: Author | undefined;
+  withDefault?: Author | Default<{ name: "" }> | undefined;
+  loose: any | Default<null>;
+  /** @deprecated Old name.
+   * Use `plain`. */
+  legacy: string;
+  draft: PerSession<Writable<string>>;
+  anyCells: Writable<any>[];
+}
+"#;
+        // The checker orders a plain union by type id (`undefined` is an
+        // intrinsic, created first); a `Default` union keeps the written order.
+        let s = gen_for(src, "Root");
+        assert_eq!(s["properties"]["plain"], json!({"anyOf": [{"type": "undefined"}, {"$ref": "#/$defs/Author"}]}));
+        assert_eq!(s["properties"]["withDefault"]["anyOf"], json!([{"$ref": "#/$defs/Author"}, {"type": "undefined"}]));
+        // `any` absorbs the union and its default.
+        assert_eq!(s["properties"]["loose"], json!(true));
+        // A description stops at the first block tag, continuation lines included.
+        assert_eq!(s["properties"]["legacy"], json!({"type": "string"}));
+        assert_eq!(
+            s["properties"]["draft"],
+            json!({"type": "string", "asCell": [{"kind": "cell", "scope": "session"}]})
+        );
+        // In a result, cells unwrap: the session scope was the cell's, and an
+        // `any` cell is `{}`.
+        let files = vec![parse("x.tsx", &format!("{src}\ntype __Root = Root;\n"))];
+        let env = TypeEnv::new(&files);
+        let DeclRef::Alias(_, a) = env.decls["__Root"] else { unreachable!() };
+        let r = SchemaGen::for_result(&env).root(&a.type_ann).schema;
+        assert_eq!(r["properties"]["draft"], json!({"type": "string"}));
+        assert_eq!(r["properties"]["anyCells"], json!({"type": "array", "items": {}}));
     }
 
     #[test]
