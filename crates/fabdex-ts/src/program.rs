@@ -200,11 +200,13 @@ fn infer_result(
     input: Option<&TsType>,
     env: &TypeEnv,
     handlers: &HashMap<String, Option<&TsType>>,
+    module: Option<&swc_ecma_ast::Module>,
 ) -> (Option<Value>, Vec<String>) {
     let Some((object, params, whole)) = returned_object(call) else {
         return (None, vec!["result: the pattern does not return an object literal".into()]);
     };
     let locals = body_constants(call);
+    let module_consts: HashMap<&str, &Expr> = module.map(|m| top_level_bindings(m).collect()).unwrap_or_default();
     let mut generator = SchemaGen::for_result(env);
     let mut properties = serde_json::Map::new();
     let mut required = Vec::new();
@@ -250,11 +252,21 @@ fn infer_result(
             _ => None,
         };
         // A name bound in the pattern body stands for its initializer.
+        // A handler factory returned unbound is a stream with no known event.
+        let unbound_handler = matches!(value.map(unparen), None | Some(Expr::Ident(_)))
+            && ident.as_ref().is_some_and(|name| {
+                !params.contains(name) && !locals.contains_key(name.as_str()) && handlers.contains_key(name.as_str())
+            });
+        // A name bound in the pattern body, or else at the top of the module,
+        // stands for its initializer.
         let value = match &ident {
-            Some(name) if !params.contains(name) => locals.get(name.as_str()).copied().or(value),
+            Some(name) if !params.contains(name) => {
+                locals.get(name.as_str()).or_else(|| module_consts.get(name.as_str())).copied().or(value)
+            }
             _ => value,
         };
         let schema = match value.map(unparen) {
+            _ if unbound_handler => Some(json!({ "asCell": ["stream"] })),
             // A bound handler or an action is a stream of its event.
             Some(Expr::Call(c)) if stream_event(c, handlers).is_some() => {
                 let event = stream_event(c, handlers).flatten();
@@ -271,6 +283,24 @@ fn infer_result(
             }
             Some(Expr::Call(_)) if key == "$NAME" => Some(json!({ "type": "string" })),
             Some(Expr::Lit(Lit::Num(_))) => Some(json!({ "type": "number" })),
+            // The `.length` of an array literal bound by name is a number; of
+            // an `as const` one (a tuple), its literal length.
+            Some(Expr::Member(m)) if matches!(&m.prop, MemberProp::Ident(p) if p.sym == *"length") => {
+                let target = match unparen(&m.obj) {
+                    Expr::Ident(id) => {
+                        locals.get(id.sym.as_ref()).or_else(|| module_consts.get(id.sym.as_ref())).copied()
+                    }
+                    _ => None,
+                };
+                match target.map(unparen) {
+                    Some(Expr::TsConstAssertion(c)) => match unparen(&c.expr) {
+                        Expr::Array(a) => Some(json!({ "type": "number", "enum": [a.elems.len()] })),
+                        _ => None,
+                    },
+                    Some(Expr::Array(_)) => Some(json!({ "type": "number" })),
+                    _ => None,
+                }
+            }
             Some(Expr::Lit(Lit::Bool(_))) => Some(json!({ "type": "boolean" })),
             Some(Expr::JSXElement(_) | Expr::JSXFragment(_)) => Some(generator.jsx_element()),
             _ => match (input_field.or(ident.filter(|name| params.contains(name))), input) {
@@ -359,6 +389,21 @@ pub fn program_contract(files: &[(String, String)]) -> Contract {
             let _ = SchemaGen::new(&env).root(&t);
         }
     }
+    // The explicit form, `pattern(fn, argumentSchema, resultSchema)`: the
+    // schemas are written out and used as they are.
+    if call.type_args.is_none() && call.args.len() >= 3 {
+        let argument = env.schema_literal(&call.args[1].expr);
+        let result = env.schema_literal(&call.args[2].expr);
+        if let (Some(argument_schema), Some(result_schema)) = (argument, result) {
+            return Contract {
+                argument_schema: Some(argument_schema),
+                result_schema: Some(result_schema),
+                inferred: None,
+                notes: Vec::new(),
+            };
+        }
+        notes.push("the explicit schemas are not literal values; the contract is inferred from the function".into());
+    }
     let mut schema_of = |t: Option<&TsType>, what: &str| -> Option<Value> {
         let t = t?;
         let generator = if what == "result" { SchemaGen::for_result(&env) } else { SchemaGen::new(&env) };
@@ -375,7 +420,7 @@ pub fn program_contract(files: &[(String, String)]) -> Contract {
     let mut inferred_result = false;
     if output.is_none() {
         let handlers = module_handlers(&parsed[0]);
-        let (schema, result_notes) = infer_result(call, input, &env, &handlers);
+        let (schema, result_notes) = infer_result(call, input, &env, &handlers, parsed[0].module.as_ref());
         result_schema = schema;
         notes.extend(result_notes);
         inferred_result = true;
@@ -416,6 +461,42 @@ export default pattern<State>((state) => ({ [NAME]: "Counter", value: state.valu
         assert_eq!(result["properties"]["value"], serde_json::json!({"type": "number"}));
         assert_eq!(result["properties"]["label"], serde_json::json!({"type": "string"}));
         assert_eq!(c.inferred.as_deref(), Some("complete"), "{:?}", c.notes);
+    }
+
+    #[test]
+    fn inferred_result_reads_module_constants_tuples_and_unbound_handlers() {
+        let entry = r#"import { handler, pattern, NAME } from "commonfabric";
+const TITLES = ["a", "b", "c"] as const;
+export const COUNT = 14;
+const bump = handler<unknown, { n: number }>((_, s) => {});
+export default pattern<Record<string, never>>(() => {
+  const shown = [1, 2];
+  return { titles: TITLES.length, count: COUNT, shown: shown.length, bump };
+});
+"#;
+        let c = program_contract(&[("main.tsx".into(), entry.into())]);
+        let p = &c.result_schema.unwrap()["properties"];
+        assert_eq!(p["titles"], serde_json::json!({"type": "number", "enum": [3]}));
+        assert_eq!(p["count"], serde_json::json!({"type": "number"}));
+        assert_eq!(p["shown"], serde_json::json!({"type": "number"}));
+        assert_eq!(p["bump"], serde_json::json!({"asCell": ["stream"]}));
+    }
+
+    #[test]
+    fn explicit_schemas_are_used_as_written() {
+        let entry = r#"import { pattern, NAME, UI } from "commonfabric";
+const RESULT = { type: "object", properties: { [NAME]: { type: "string" }, [UI]: true }, required: [NAME, UI] } as const;
+export default pattern(() => ({ [NAME]: "x", [UI]: <b /> }), false as const, { ...RESULT });
+"#;
+        let c = program_contract(&[("main.tsx".into(), entry.into())]);
+        assert_eq!(c.argument_schema, Some(serde_json::json!(false)));
+        assert_eq!(
+            c.result_schema,
+            Some(
+                serde_json::json!({"type": "object", "properties": {"$NAME": {"type": "string"}, "$UI": true}, "required": ["$NAME", "$UI"]})
+            )
+        );
+        assert_eq!(c.inferred, None);
     }
 
     #[test]

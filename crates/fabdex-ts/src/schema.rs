@@ -100,6 +100,77 @@ impl<'a> TypeEnv<'a> {
         TypeEnv { files, decls, anonymous: Default::default(), literals: LiteralOrder::of_program(files) }
     }
 
+    /// The value of a JSON Schema written as a literal (the explicit form
+    /// `pattern(fn, argumentSchema, resultSchema)`): object and array
+    /// literals, `[NAME]`/`[UI]` keys and elements as `$NAME`/`$UI`, spreads,
+    /// and names of top-level constants in the program's files.
+    pub fn schema_literal(&self, e: &Expr) -> Option<Value> {
+        self.schema_literal_at(e, 0)
+    }
+
+    fn schema_literal_at(&self, e: &Expr, depth: usize) -> Option<Value> {
+        use swc_ecma_ast::{Prop, PropName, PropOrSpread};
+        if depth > 16 {
+            return None;
+        }
+        let constant = |name: &str| {
+            self.files
+                .iter()
+                .filter_map(|f| f.module.as_ref())
+                .find_map(|m| top_level_bindings(m).find(|(n, _)| *n == name))
+                .and_then(|(_, init)| self.schema_literal_at(init, depth + 1))
+        };
+        let marker = |name: &str| matches!(name, "NAME" | "UI" | "SELF").then(|| Value::String(format!("${name}")));
+        Some(match e {
+            Expr::Ident(id) => marker(&id.sym).or_else(|| constant(&id.sym))?,
+            Expr::Array(a) => {
+                let mut out = Vec::new();
+                for el in a.elems.iter().flatten() {
+                    match &el.spread {
+                        None => out.push(self.schema_literal_at(&el.expr, depth + 1)?),
+                        Some(_) => match self.schema_literal_at(&el.expr, depth + 1)? {
+                            Value::Array(items) => out.extend(items),
+                            _ => return None,
+                        },
+                    }
+                }
+                Value::Array(out)
+            }
+            Expr::Object(o) => {
+                let mut map = Map::new();
+                for p in &o.props {
+                    match p {
+                        PropOrSpread::Spread(sp) => match self.schema_literal_at(&sp.expr, depth + 1)? {
+                            Value::Object(m) => map.extend(m),
+                            _ => return None,
+                        },
+                        PropOrSpread::Prop(p) => {
+                            let Prop::KeyValue(kv) = &**p else { return None };
+                            let key = match &kv.key {
+                                PropName::Ident(i) => i.sym.to_string(),
+                                PropName::Str(s) => s.value.to_string_lossy().into_owned(),
+                                PropName::Num(n) => n.value.to_string(),
+                                PropName::Computed(c) => match &*c.expr {
+                                    Expr::Ident(id) => marker(&id.sym)?.as_str()?.to_string(),
+                                    Expr::Lit(Lit::Str(s)) => s.value.to_string_lossy().into_owned(),
+                                    _ => return None,
+                                },
+                                _ => return None,
+                            };
+                            map.insert(key, self.schema_literal_at(&kv.value, depth + 1)?);
+                        }
+                    }
+                }
+                Value::Object(map)
+            }
+            Expr::Paren(p) => self.schema_literal_at(&p.expr, depth + 1)?,
+            Expr::TsAs(a) => self.schema_literal_at(&a.expr, depth + 1)?,
+            Expr::TsConstAssertion(c) => self.schema_literal_at(&c.expr, depth + 1)?,
+            Expr::TsSatisfies(s) => self.schema_literal_at(&s.expr, depth + 1)?,
+            other => expr_value(other)?,
+        })
+    }
+
     fn jsdoc(&self, file: usize, pos: BytePos) -> Option<String> {
         let comments = self.files[file].comments.get_leading(pos)?;
         let doc = comments.iter().rev().find(|c| c.text.starts_with('*'))?;
@@ -1107,11 +1178,16 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         let literals: Option<Vec<Value>> = rest
             .iter()
             .map(|t| match t {
-                TsType::TsLitType(_) => literal_value(t),
-                TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNullKeyword => Some(Value::Null),
+                TsType::TsLitType(_) => literal_value(t).map(|v| vec![v]),
+                TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNullKeyword => Some(vec![Value::Null]),
+                // To the checker, `boolean` is `false | true`.
+                TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsBooleanKeyword && default.is_none() => {
+                    Some(vec![Value::Bool(false), Value::Bool(true)])
+                }
                 _ => None,
             })
-            .collect::<Option<Vec<_>>>()
+            .collect::<Option<Vec<Vec<Value>>>>()
+            .map(|v| v.into_iter().flatten().collect::<Vec<Value>>())
             .filter(|v| !v.is_empty() && v.iter().any(|x| !x.is_null()));
         let same_type = |vals: &[Value]| -> Option<&'static str> {
             let t = |v: &Value| match v {
@@ -1150,7 +1226,20 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         } else if rest.len() == 1 {
             self.ty(rest[0])
         } else {
-            let members: Vec<Value> = rest.iter().map(|t| self.ty(t)).collect();
+            let mut members: Vec<Value> = Vec::new();
+            for t in &rest {
+                match t {
+                    // The checker's union holds `boolean` as `false | true`: two
+                    // literals that merge into a `boolean` member of their own
+                    // (never into a `type` array). A `Default` union formats the
+                    // written `boolean` whole.
+                    TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsBooleanKeyword && default.is_none() => {
+                        members.push(json!({ "type": "boolean", "enum": [false] }));
+                        members.push(json!({ "type": "boolean", "enum": [true] }));
+                    }
+                    _ => members.push(self.ty(t)),
+                }
+            }
             // Literal members come out in the checker's type-id order, `null` last.
             let literals = literals.map(|mut values| {
                 self.env.literals.sort(&mut values);
