@@ -920,7 +920,13 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             }
             TsType::TsFnOrConstructorType(_) => self.unsupported("function type".into()),
             TsType::TsTypeQuery(_) => self.unsupported("typeof type".into()),
-            TsType::TsIndexedAccessType(_) => self.unsupported("indexed access type".into()),
+            TsType::TsIndexedAccessType(ia) => match self.const_tuple_elements(ia) {
+                Some(mut values) => {
+                    self.env.literals.sort(&mut values);
+                    union_of(Vec::new(), Some(values))
+                }
+                None => self.unsupported("indexed access type".into()),
+            },
             TsType::TsMappedType(_) => self.unsupported("mapped type".into()),
             TsType::TsConditionalType(_) => json!({}),
             _ => self.unsupported("type form".into()),
@@ -1013,6 +1019,75 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             }
         }
         Some(inner)
+    }
+
+    /// The literal elements of `(typeof X)[number]`, where `X` is a
+    /// top-level `[...] as const` array of literals.
+    fn const_tuple_elements(&self, ia: &swc_ecma_ast::TsIndexedAccessType) -> Option<Vec<Value>> {
+        let mut obj = &*ia.obj_type;
+        while let TsType::TsParenthesizedType(p) = obj {
+            obj = &p.type_ann;
+        }
+        let TsType::TsTypeQuery(q) = obj else { return None };
+        let swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(name)) = &q.expr_name else { return None };
+        if !matches!(&*ia.index_type, TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNumberKeyword) {
+            return None;
+        }
+        let init = self
+            .env
+            .files
+            .iter()
+            .filter_map(|f| f.module.as_ref())
+            .find_map(|m| top_level_bindings(m).find(|(n, _)| *n == name.sym.as_ref()))?
+            .1;
+        let Expr::TsConstAssertion(c) = init else { return None };
+        let Value::Array(values) = expr_value(&c.expr)? else { return None };
+        let mut unique: Vec<Value> = Vec::new();
+        for v in values {
+            if !(v.is_string() || v.is_number() || v.is_boolean() || v.is_null()) {
+                return None;
+            }
+            if !unique.contains(&v) {
+                unique.push(v);
+            }
+        }
+        Some(unique)
+    }
+
+    /// The members of a union with every member that names a union alias
+    /// replaced by that alias's members, as the checker flattens unions.
+    fn flattened<'t>(&self, members: Vec<&'t TsType>, depth: usize) -> Vec<&'t TsType>
+    where
+        'a: 't,
+    {
+        let mut out = Vec::new();
+        for t in members {
+            let alias = match t {
+                TsType::TsTypeRef(r) if r.type_params.is_none() && depth < 8 => match &r.type_name {
+                    TsEntityName::Ident(id) if self.subst.last().is_none_or(|m| !m.contains_key(id.sym.as_ref())) => {
+                        match self.env.decls.get(id.sym.as_ref()) {
+                            Some(DeclRef::Alias(_, a)) if a.type_params.is_none() => Some(&*a.type_ann),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            let mut inner = alias;
+            while let Some(TsType::TsParenthesizedType(p)) = inner {
+                inner = Some(&p.type_ann);
+            }
+            match inner {
+                Some(TsType::TsUnionOrIntersectionType(TsUnionOrIntersectionType::TsUnionType(u)))
+                    if !u.types.iter().any(|m| is_default_ref(m)) =>
+                {
+                    out.extend(self.flattened(u.types.iter().map(|b| &**b).collect(), depth + 1));
+                }
+                _ => out.push(t),
+            }
+        }
+        out
     }
 
     /// Where TypeScript's checker orders a union member: the intrinsic types
@@ -1113,7 +1188,15 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             return apply_scope(inner, scope);
         }
         match name {
-            "Reactive" => return args.first().map_or(Value::Bool(true), |t| self.ty(t)),
+            "Reactive" => {
+                let inner = args.first().map_or(Value::Bool(true), |t| self.ty(t));
+                // The compiler sees the stream through the alias and again
+                // inside it: `Reactive<Stream<E>>` is `asCell: ["stream", "stream"]`.
+                let of_stream = args.first().is_some_and(|t| {
+                    matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, TsEntityName::Ident(id) if wrapper_brand(&id.sym) == Some("stream")))
+                });
+                return if of_stream { prepend_brand(inner, "stream") } else { inner };
+            }
             "Default" => {
                 let mut s = args.first().map_or(Value::Bool(true), |t| self.ty(t));
                 if let Some(v) = args.get(1).and_then(|t| self.default_value(t)) {
@@ -1171,6 +1254,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             return self.ty(top);
         }
         if default.is_none() {
+            rest = self.flattened(rest, 0);
             // The checker's union is ordered by type id; a `Default` union is
             // formatted from its written members instead.
             rest.sort_by_key(|t| self.type_id_rank(t));
@@ -1260,6 +1344,11 @@ fn js_string(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// `Default<…>`, as a union member.
+fn is_default_ref(t: &TsType) -> bool {
+    matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, TsEntityName::Ident(id) if id.sym == *"Default"))
 }
 
 fn apply_scope(inner: Value, scope: &str) -> Value {
@@ -1460,6 +1549,33 @@ interface Root {
         let r = SchemaGen::for_result(&env).root(&a.type_ann).schema;
         assert_eq!(r["properties"]["draft"], json!({"type": "string"}));
         assert_eq!(r["properties"]["anyCells"], json!({"type": "array", "items": {}}));
+    }
+
+    #[test]
+    fn union_aliases_flatten_and_const_tuples_index_to_enums() {
+        let src = r#"
+const SUITS = ["hearts", "spades"] as const;
+type Suit = (typeof SUITS)[number];
+type Status = "want" | "done";
+type Primitive = string | number | null;
+interface Root {
+  filter: Status | "all";
+  value: Primitive | boolean | Status[];
+  suit: Suit;
+  onPick: Reactive<Stream<{ n: number }>>;
+}
+"#;
+        let s = gen_for(src, "Root");
+        // The checker flattens `Status | "all"` into one literal union.
+        assert_eq!(s["properties"]["filter"], json!({"enum": ["want", "done", "all"]}));
+        // Primitives merge into one `type` array; `boolean` stays its own member.
+        assert_eq!(
+            s["properties"]["value"],
+            json!({"anyOf": [{"type": ["null", "number", "string"]}, {"type": "boolean"}, {"type": "array", "items": {"$ref": "#/$defs/Status"}}]})
+        );
+        // `(typeof SUITS)[number]` of an `as const` array is its literals, inline.
+        assert_eq!(s["properties"]["suit"], json!({"enum": ["hearts", "spades"]}));
+        assert_eq!(s["properties"]["onPick"]["asCell"], json!(["stream", "stream"]));
     }
 
     #[test]
