@@ -184,6 +184,42 @@ fn module_handlers(parsed: &Parsed) -> HashMap<String, Option<&TsType>> {
         .collect()
 }
 
+/// `new Writable<T>(init)`, `new Cell(init)`, `Writable.of<T>(init)`,
+/// `Writable.perSession(init)` and `cell<T>(init)`: the written type argument
+/// and the initial value.
+fn cell_constructor(e: &Expr) -> Option<(Option<&TsType>, Option<&Expr>)> {
+    let is_cell = |name: &str| matches!(name, "Writable" | "Cell");
+    match e {
+        Expr::New(n) => {
+            let callee_ok = match &*n.callee {
+                Expr::Ident(id) => is_cell(&id.sym),
+                Expr::Member(m) => matches!(&*m.obj, Expr::Ident(id) if is_cell(&id.sym)),
+                _ => false,
+            };
+            callee_ok.then(|| {
+                let t = n.type_args.as_ref().and_then(|a| a.params.first()).map(|b| &**b);
+                (t, n.args.as_ref().and_then(|a| a.first()).map(|a| &*a.expr))
+            })
+        }
+        Expr::Call(c) => {
+            let Callee::Expr(callee) = &c.callee else { return None };
+            let callee_ok = match &**callee {
+                Expr::Ident(id) => id.sym == *"cell",
+                Expr::Member(m) => {
+                    matches!(&*m.obj, Expr::Ident(id) if is_cell(&id.sym))
+                        && matches!(&m.prop, MemberProp::Ident(p) if matches!(p.sym.as_ref(), "of" | "perSession" | "perUser" | "perSpace"))
+                }
+                _ => false,
+            };
+            callee_ok.then(|| {
+                let t = c.type_args.as_ref().and_then(|a| a.params.first()).map(|b| &**b);
+                (t, c.args.first().map(|a| &*a.expr))
+            })
+        }
+        _ => None,
+    }
+}
+
 fn unparen(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => unparen(&p.expr),
@@ -302,6 +338,19 @@ fn infer_result(
                 }
             }
             Some(Expr::Lit(Lit::Bool(_))) => Some(json!({ "type": "boolean" })),
+            // A cell made in the body (`new Writable<T>(…)`, `Writable.of(…)`,
+            // `cell(…)`): a result unwraps it to `T`, or to its initial value's
+            // widened type.
+            Some(e @ (Expr::New(_) | Expr::Call(_))) if cell_constructor(e).is_some() => {
+                let (type_arg, first) = cell_constructor(e).unwrap();
+                match (type_arg, first.map(unparen)) {
+                    (Some(t), _) => Some(generator.ty(t)),
+                    (None, Some(Expr::Lit(Lit::Str(_)))) => Some(json!({ "type": "string" })),
+                    (None, Some(Expr::Lit(Lit::Num(_)))) => Some(json!({ "type": "number" })),
+                    (None, Some(Expr::Lit(Lit::Bool(_)))) => Some(json!({ "type": "boolean" })),
+                    _ => None,
+                }
+            }
             Some(Expr::JSXElement(_) | Expr::JSXFragment(_)) => Some(generator.jsx_element()),
             _ => match (input_field.or(ident.filter(|name| params.contains(name))), input) {
                 (Some(name), Some(input)) => match generator.member_type(input, &name) {
@@ -465,13 +514,15 @@ export default pattern<State>((state) => ({ [NAME]: "Counter", value: state.valu
 
     #[test]
     fn inferred_result_reads_module_constants_tuples_and_unbound_handlers() {
-        let entry = r#"import { handler, pattern, NAME } from "commonfabric";
+        let entry = r#"import { handler, pattern, NAME, Writable } from "commonfabric";
 const TITLES = ["a", "b", "c"] as const;
 export const COUNT = 14;
 const bump = handler<unknown, { n: number }>((_, s) => {});
 export default pattern<Record<string, never>>(() => {
   const shown = [1, 2];
-  return { titles: TITLES.length, count: COUNT, shown: shown.length, bump };
+  const draft = new Writable("");
+  const items = Writable.of<string[]>([]);
+  return { titles: TITLES.length, count: COUNT, shown: shown.length, bump, draft, items };
 });
 "#;
         let c = program_contract(&[("main.tsx".into(), entry.into())]);
@@ -480,6 +531,9 @@ export default pattern<Record<string, never>>(() => {
         assert_eq!(p["count"], serde_json::json!({"type": "number"}));
         assert_eq!(p["shown"], serde_json::json!({"type": "number"}));
         assert_eq!(p["bump"], serde_json::json!({"asCell": ["stream"]}));
+        // Cells made in the body unwrap in the result.
+        assert_eq!(p["draft"], serde_json::json!({"type": "string"}));
+        assert_eq!(p["items"], serde_json::json!({"type": "array", "items": {"type": "string"}}));
     }
 
     #[test]

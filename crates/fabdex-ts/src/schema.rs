@@ -595,14 +595,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                 { "type": "object", "properties": {} }
             ]}),
         );
-        self.define(
-            "UIRenderable",
-            json!({
-                "type": "object",
-                "properties": { "$UI": { "$ref": VNODE_REF } },
-                "required": ["$UI"]
-            }),
-        );
+        self.define("UIRenderable", ui_renderable());
         json!({ "$ref": "#/$defs/JSXElement" })
     }
 
@@ -884,7 +877,9 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             TsType::TsTypeLit(o) => self.object(&o.members, &[]),
             TsType::TsUnionOrIntersectionType(TsUnionOrIntersectionType::TsUnionType(u)) => self.union(&u.types),
             TsType::TsUnionOrIntersectionType(TsUnionOrIntersectionType::TsIntersectionType(i)) => {
-                let parts: Vec<Value> = i.types.iter().map(|t| self.ty(t)).collect();
+                // The checker resolves an intersection's properties itself: its
+                // named parts contribute their members, not a `$ref`.
+                let parts: Vec<Value> = i.types.iter().map(|t| self.intersection_part(t)).collect();
                 let mut properties = Map::new();
                 let mut required: Vec<Value> = Vec::new();
                 for p in &parts {
@@ -1019,6 +1014,45 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             }
         }
         Some(inner)
+    }
+
+    /// One part of an intersection: a declared (non-generic) name or the
+    /// platform's `UIRenderable` as its body, anything else as usual.
+    fn intersection_part(&mut self, t: &TsType) -> Value {
+        if let TsType::TsTypeRef(r) = t
+            && r.type_params.is_none()
+            && let TsEntityName::Ident(id) = &r.type_name
+            && self.subst.last().is_none_or(|m| !m.contains_key(id.sym.as_ref()))
+        {
+            if self.env.decls.contains_key(id.sym.as_ref()) && self.generic_params(&id.sym).is_none() {
+                return self.named_body(&id.sym);
+            }
+            if id.sym == *"UIRenderable" {
+                return ui_renderable();
+            }
+        }
+        self.ty(t)
+    }
+
+    /// For `typeof h` where `h` is a top-level `handler<E, C>(…)` (or
+    /// `handler(…)`) constant: `Some(Some(E))`, or `Some(None)` when the event
+    /// type is not written.
+    fn handler_event_of_typeof(&self, t: &TsType) -> Option<Option<&'a TsType>> {
+        let TsType::TsTypeQuery(q) = t else { return None };
+        let swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(name)) = &q.expr_name else { return None };
+        let init: &'a Expr = self
+            .env
+            .files
+            .iter()
+            .filter_map(|f| f.module.as_ref())
+            .find_map(|m| top_level_bindings(m).find(|(n, _)| *n == name.sym.as_ref()))?
+            .1;
+        let Expr::Call(call) = init else { return None };
+        let swc_ecma_ast::Callee::Expr(callee) = &call.callee else { return None };
+        if !matches!(&**callee, Expr::Ident(id) if id.sym == *"handler") {
+            return None;
+        }
+        Some(call.type_args.as_ref().and_then(|a| a.params.first()).map(|b| &**b))
     }
 
     /// The literal elements of `(typeof X)[number]`, where `X` is a
@@ -1188,6 +1222,18 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             return apply_scope(inner, scope);
         }
         match name {
+            // `ReturnType<typeof h>` of a handler factory `h = handler<E, C>(…)`:
+            // what applying it gives, a stream of `E`.
+            "ReturnType" => {
+                if let Some(event) = args.first().and_then(|t| self.handler_event_of_typeof(t)) {
+                    let inner = match event {
+                        Some(e) => self.ty(e),
+                        None => Value::Bool(true),
+                    };
+                    return prepend_brand(inner, "stream");
+                }
+                return self.unsupported("ReturnType of something other than a handler factory".into());
+            }
             "Reactive" => {
                 let inner = args.first().map_or(Value::Bool(true), |t| self.ty(t));
                 // The compiler sees the stream through the alias and again
@@ -1218,6 +1264,10 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             "Date" | "RegExp" | "Uint8Array" => return json!({ "type": "object" }),
             "URL" => return json!({ "type": "string", "format": "uri" }),
             _ => {}
+        }
+        if name == "UIRenderable" && !self.env.decls.contains_key(name) {
+            self.define("UIRenderable", ui_renderable());
+            return json!({ "$ref": "#/$defs/UIRenderable" });
         }
         if self.env.decls.contains_key(name) {
             if !args.is_empty() || self.generic_params(name).is_some() {
@@ -1344,6 +1394,15 @@ fn js_string(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// The platform's `UIRenderable`: anything with a `[UI]` VNode.
+fn ui_renderable() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "$UI": { "$ref": VNODE_REF } },
+        "required": ["$UI"]
+    })
 }
 
 /// `Default<…>`, as a union member.
@@ -1576,6 +1635,20 @@ interface Root {
         // `(typeof SUITS)[number]` of an `as const` array is its literals, inline.
         assert_eq!(s["properties"]["suit"], json!({"enum": ["hearts", "spades"]}));
         assert_eq!(s["properties"]["onPick"]["asCell"], json!(["stream", "stream"]));
+        // Intersections merge the members of named parts (and the platform's
+        // `UIRenderable`); `ReturnType<typeof h>` of a handler is its stream.
+        let src = r#"
+interface Picked { value: string }
+interface Ev { n: number }
+const pick = handler<Ev, { value: Writable<string> }>((e, s) => {});
+interface Root { both: Picked & UIRenderable; onPick: ReturnType<typeof pick> }
+"#;
+        let s = gen_for(src, "Root");
+        assert_eq!(
+            s["properties"]["both"],
+            json!({"type": "object", "properties": {"value": {"type": "string"}, "$UI": {"$ref": VNODE_REF}}, "required": ["value", "$UI"]})
+        );
+        assert_eq!(s["properties"]["onPick"], json!({"$ref": "#/$defs/Ev", "asCell": ["stream"]}));
     }
 
     #[test]
