@@ -1262,6 +1262,13 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             }
             "VNode" | "JSXElement" => return json!({ "$ref": VNODE_REF }),
             "Date" | "RegExp" | "Uint8Array" => return json!({ "type": "object" }),
+            // The compiler's native types: JSON Schemas and binary buffers are
+            // not a meaningful filter, whoever declares them.
+            "JSONSchema" | "JSONSchemaObj" | "ArrayBuffer" | "ArrayBufferLike" | "SharedArrayBuffer"
+            | "ArrayBufferView" | "Uint8ClampedArray" | "Int8Array" | "Uint16Array" | "Int16Array" | "Uint32Array"
+            | "Int32Array" | "Float32Array" | "Float64Array" | "BigInt64Array" | "BigUint64Array" => {
+                return Value::Bool(true);
+            }
             "URL" => return json!({ "type": "string", "format": "uri" }),
             _ => {}
         }
