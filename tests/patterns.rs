@@ -124,3 +124,61 @@ fn cli_inspect_export_and_contract() {
     let (code, _, err) = run(&["inspect", "nothing-like-this"]);
     assert_eq!(code, Some(3), "{err}");
 }
+
+#[test]
+fn commonfabric_types_resolve_against_configured_api_declarations() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("patterns")).unwrap();
+    fs::create_dir_all(dir.path().join("api")).unwrap();
+    fs::write(
+        dir.path().join("patterns/chat.tsx"),
+        r#"import { pattern, type ChatTurn, type Writable } from "commonfabric";
+interface Input { turns: Writable<ChatTurn[]> }
+export default pattern<Input, { count: number }>(({ turns }) => ({ count: 0 }));
+"#,
+    )
+    .unwrap();
+    // Our own miniature of the platform's API declarations.
+    fs::write(
+        dir.path().join("api/index.ts"),
+        "/** One turn of a chat. */\nexport interface ChatTurn {\n  /** Who spoke. */\n  role: \"user\" | \"assistant\";\n  text: string;\n}\n",
+    )
+    .unwrap();
+    let config_text =
+        "[index]\nout = \"index\"\n\n[[root]]\nname = \"patterns\"\npath = \"patterns\"\nkind = \"patterns\"\n";
+    fs::write(dir.path().join("fabdex.toml"), config_text).unwrap();
+    let build = || {
+        let config = fabdex_index::Config::load(&dir.path().join("fabdex.toml")).unwrap();
+        fabdex_index::build(&config, &fabdex_index::BuildOptions::new(dir.path().join("index"))).unwrap()
+    };
+    let contract = || {
+        let engine = fabdex_query::Engine::open_index(&dir.path().join("index")).unwrap();
+        engine.inspect("chat.tsx").unwrap()
+    };
+
+    // Without the declarations the name is unresolved, and the contract says so.
+    let without = build();
+    let c = contract();
+    assert!(c.argument_schema.as_ref().unwrap()["$defs"].get("ChatTurn").is_none());
+    assert!(c.notes.iter().any(|n| n.contains("ChatTurn")), "{:?}", c.notes);
+
+    fs::write(
+        dir.path().join("fabdex.toml"),
+        format!("[index]\nout = \"index\"\ncommonfabric_types = \"api/index.ts\"\n{}", &config_text[22..]),
+    )
+    .unwrap();
+    let with = build();
+    assert_ne!(with.snapshot_id, without.snapshot_id, "the declarations are part of the snapshot's identity");
+    let c = contract();
+    let turn = &c.argument_schema.as_ref().unwrap()["$defs"]["ChatTurn"];
+    assert_eq!(turn["properties"]["role"], json!({"description": "Who spoke.", "enum": ["user", "assistant"]}), "{turn}");
+
+    // A missing declarations file is a config error naming it.
+    fs::write(
+        dir.path().join("fabdex.toml"),
+        config_text.replace("[index]\n", "[index]\ncommonfabric_types = \"api/nope.ts\"\n"),
+    )
+    .unwrap();
+    let err = fabdex_index::Config::load(&dir.path().join("fabdex.toml")).unwrap_err();
+    assert!(format!("{err:#}").contains("api/nope.ts"), "{err:#}");
+}

@@ -196,8 +196,17 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
 
     phases.insert("read_extract".into(), lap(&mut clock));
 
+    // The platform's API declarations, when configured: contracts depend on them.
+    let commonfabric_types = match &config.index.commonfabric_types {
+        Some(path) => Some(
+            fs::read_to_string(path)
+                .with_context(|| format!("[index] commonfabric_types: cannot read `{}`", path.display()))?,
+        ),
+        None => None,
+    };
+
     // Same sources as an intact published snapshot: re-publish it as it is.
-    let id = snapshot_id(config, &files, &ts_files, &seen, &skipped, &published);
+    let id = snapshot_id(config, &files, &ts_files, &seen, &skipped, &published, commonfabric_types.as_deref());
     if layout.snapshot(&id).exists() && verify_all(&layout.snapshot(&id)).is_ok() {
         let mut report: IndexReport = crate::snapshot::read_json(&layout.snapshot(&id).join("report.json"))?;
         report.unchanged = true;
@@ -328,6 +337,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         &id,
         &ts_files,
         &published,
+        commonfabric_types.as_deref(),
         &raw_files,
         &staging,
         &layout,
@@ -484,6 +494,7 @@ fn write_snapshot(
     id: &str,
     ts_files: &[TsFile],
     published: &[(usize, PublishedSet)],
+    commonfabric_types: Option<&str>,
     raw_files: &[String],
     staging: &Path,
     layout: &IndexLayout,
@@ -517,7 +528,10 @@ fn write_snapshot(
     phases.insert("tables_write".into(), lap(&mut clock));
 
     // Pattern programs: closures, ids and contracts.
-    let (patterns, duplicates) = crate::patterns::assemble(config, ts_files, published);
+    // Parsed once, shared by every program's contract.
+    let declarations: Vec<fabdex_ts::Parsed> =
+        commonfabric_types.map(|text| vec![fabdex_ts::parse("commonfabric/index.ts", text)]).unwrap_or_default();
+    let (patterns, duplicates) = crate::patterns::assemble(config, ts_files, published, &declarations);
     let skipped: Vec<Skipped> = skipped.iter().cloned().chain(duplicates).collect();
     let skipped = &skipped[..];
     let patterns_json = serde_json::to_vec(&patterns)?;
@@ -648,8 +662,12 @@ fn snapshot_id(
     seen: &[HashSet<String>],
     skipped: &[Skipped],
     published: &[(usize, PublishedSet)],
+    commonfabric_types: Option<&str>,
 ) -> String {
     let mut h = blake3::Hasher::new();
+    if let Some(types) = commonfabric_types {
+        h.update(format!("commonfabric types {}\n", blake3::hash(types.as_bytes()).to_hex()).as_bytes());
+    }
     h.update(
         format!("format {FORMAT_VERSION} md {} search {SEARCH_VERSION}\n", fabdex_md::EXTRACTOR_VERSION).as_bytes(),
     );

@@ -29,6 +29,11 @@ pub struct IndexSettings {
     /// Older snapshots kept besides the published one.
     #[serde(default = "default_keep_snapshots")]
     pub keep_snapshots: usize,
+    /// The platform's API declarations (`packages/api/index.ts` of a Common
+    /// Fabric checkout): types patterns import from `commonfabric` resolve
+    /// against it, as the compiler resolves them. Relative to the config file.
+    #[serde(default)]
+    pub commonfabric_types: Option<PathBuf>,
 }
 
 fn default_keep_snapshots() -> usize {
@@ -37,7 +42,12 @@ fn default_keep_snapshots() -> usize {
 
 impl Default for IndexSettings {
     fn default() -> Self {
-        IndexSettings { out: None, max_file_bytes: DEFAULT_MAX_FILE_BYTES, keep_snapshots: default_keep_snapshots() }
+        IndexSettings {
+            out: None,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            keep_snapshots: default_keep_snapshots(),
+            commonfabric_types: None,
+        }
     }
 }
 
@@ -103,6 +113,11 @@ impl Config {
         {
             config.index.out = Some(base.join(out));
         }
+        if let Some(types) = &config.index.commonfabric_types
+            && types.is_relative()
+        {
+            config.index.commonfabric_types = Some(base.join(types));
+        }
         config.validate().with_context(|| format!("config `{}` is not valid", path.display()))?;
         Ok(config)
     }
@@ -118,6 +133,11 @@ impl Config {
     pub fn validate(&self) -> Result<()> {
         if self.roots.is_empty() {
             bail!("no roots to index: give ROOT paths or a config with [[root]] entries");
+        }
+        if let Some(types) = &self.index.commonfabric_types
+            && !types.is_file()
+        {
+            bail!("[index] commonfabric_types: `{}` does not exist or is not a file", types.display());
         }
         let mut seen = std::collections::HashSet::new();
         for root in &self.roots {

@@ -9,7 +9,8 @@ use fabdex_model::ts::{
     Agreement, Contract, Identity, IdentityStatus, PatternsTable, ProgramFile, ProgramOrigin, ProgramRow,
     SchemaAgreement, SourceFileRow, published_file_path,
 };
-use fabdex_ts::program::{program_contract, resolve_relative};
+use fabdex_ts::Parsed;
+use fabdex_ts::program::{program_contract_with, resolve_relative};
 use serde_json::Value;
 
 use crate::build::TsFile;
@@ -131,10 +132,10 @@ fn program_files(files: &[TsFile], order: &[usize], name: impl Fn(&TsFile) -> St
         .collect()
 }
 
-fn contract_of(files: &[TsFile], order: &[usize]) -> Contract {
+fn contract_of(files: &[TsFile], order: &[usize], declarations: &[Parsed]) -> Contract {
     let sources: Vec<(String, String)> =
         order.iter().map(|&fi| (files[fi].candidate.path.clone(), files[fi].text.clone())).collect();
-    program_contract(&sources)
+    program_contract_with(&sources, declarations)
 }
 
 /// Sort `required` arrays so that two schemas compare as the compiler's
@@ -178,6 +179,7 @@ pub(crate) fn assemble(
     config: &Config,
     files: &[TsFile],
     published: &[(usize, PublishedSet)],
+    declarations: &[Parsed],
 ) -> (PatternsTable, Vec<Skipped>) {
     let mut table = PatternsTable::default();
     let mut duplicates = Vec::new();
@@ -205,7 +207,7 @@ pub(crate) fn assemble(
         }
         let (order, unresolved) = closure(files, &index, i, |_| true);
         let program_files = program_files(files, &order, |f| f.candidate.path.clone());
-        let contract = contract_of(files, &order);
+        let contract = contract_of(files, &order, declarations);
         let dependencies = scanned_dependencies(files, &order);
         let (description, hashtags) = described(&contract, f);
         let pattern_id = program_id(&f.candidate.path, &program_files);
@@ -251,7 +253,7 @@ pub(crate) fn assemble(
     for (root_index, set) in published {
         let root = &config.roots[*root_index];
         for r in &set.records {
-            let row = published_row(config, *root_index, r, files, &index);
+            let row = published_row(config, *root_index, r, files, &index, declarations);
             if let Some(first) = ids.get(&row.pattern_id) {
                 duplicates.push(Skipped {
                     root: root.name.clone(),
@@ -292,6 +294,7 @@ fn published_row(
     r: &RecordLine,
     files: &[TsFile],
     index: &FileIndex<'_>,
+    declarations: &[Parsed],
 ) -> ProgramRow {
     let root = &config.roots[root_index];
     let record = &r.record;
@@ -347,7 +350,7 @@ fn published_row(
                         reasons.push(format!("`{spec}` imported by {file} resolves to no file of the program"));
                         unresolved_out.push(format!("`{spec}` imported by {file}"));
                     }
-                    contract = contract_of(files, &order);
+                    contract = contract_of(files, &order, declarations);
                     scanned = scanned_dependencies(files, &order);
                     extracted_description = described(&contract, &files[entry]);
                 }

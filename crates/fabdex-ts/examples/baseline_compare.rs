@@ -1,7 +1,7 @@
 //! Compare fabdex's contracts with the platform compiler's baselines.
 //!
 //! ```text
-//! cargo run --release -p fabdex-ts --example baseline_compare -- LABS_CHECKOUT [--show N] [--api] [--dump KEY] [--emit FILE]
+//! cargo run --release -p fabdex-ts --example baseline_compare -- LABS_CHECKOUT [--show N] [--no-api] [--dump KEY] [--emit FILE]
 //! ```
 //!
 //! For every key under `packages/patterns/baselines/` (an entry path such as
@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
-use fabdex_ts::program::{program_contract, resolve_relative};
+use fabdex_ts::program::{program_contract_with, resolve_relative};
 use fabdex_ts::{ImportKind, extract};
 use serde_json::Value;
 
@@ -113,7 +113,7 @@ fn baseline_keys(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(checkout) = args.get(1).map(PathBuf::from) else {
-        eprintln!("usage: baseline_compare LABS_CHECKOUT [--show N] [--api] [--dump KEY] [--emit FILE]");
+        eprintln!("usage: baseline_compare LABS_CHECKOUT [--show N] [--no-api] [--dump KEY] [--emit FILE]");
         return;
     };
     let show: usize =
@@ -135,13 +135,24 @@ fn main() {
     baseline_keys(&patterns.join("baselines"), "", &mut keys);
     keys.sort();
     let (mut both, mut arg_ok, mut res_ok, mut missing_entry) = (0, 0, 0, 0);
-    // `--api`: resolve types imported from `commonfabric` against the
-    // checkout's API declarations, as the compiler does.
-    let api = args
-        .iter()
-        .any(|a| a == "--api")
-        .then(|| std::fs::read_to_string(checkout.join("packages/api/index.ts")).ok())
-        .flatten();
+    // The checkout's API declarations resolve the types patterns import from
+    // `commonfabric`, as the compiler resolves them (`--no-api`: without).
+    let api_path = checkout.join("packages/api/index.ts");
+    let api: Vec<fabdex_ts::Parsed> = if args.iter().any(|a| a == "--no-api") {
+        Vec::new()
+    } else {
+        std::fs::read_to_string(&api_path)
+            .map(|text| vec![fabdex_ts::parse("commonfabric/index.ts", &text)])
+            .unwrap_or_default()
+    };
+    println!(
+        "commonfabric types: {}",
+        if api.is_empty() {
+            "not resolved (--no-api or no packages/api/index.ts)".to_string()
+        } else {
+            api_path.display().to_string()
+        }
+    );
     let mut categories: BTreeMap<String, usize> = BTreeMap::new();
     let mut examples: Vec<String> = Vec::new();
     for (key, stamp) in &keys {
@@ -150,11 +161,8 @@ fn main() {
             continue;
         }
         let expected: Value = serde_json::from_slice(&std::fs::read(stamp).unwrap()).unwrap();
-        let mut sources = program(&patterns, key);
-        if let Some(api) = &api {
-            sources.push(("commonfabric/index.ts".to_string(), api.clone()));
-        }
-        let contract = program_contract(&sources);
+        let sources = program(&patterns, key);
+        let contract = program_contract_with(&sources, &api);
         let ours_arg = contract.argument_schema.as_ref().map(normalize).unwrap_or(Value::Null);
         let ours_res = contract.result_schema.as_ref().map(normalize).unwrap_or(Value::Null);
         let want_arg = normalize(&expected["argumentSchema"]);

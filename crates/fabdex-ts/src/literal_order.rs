@@ -43,7 +43,7 @@ fn key(v: &Value) -> Option<String> {
 
 impl LiteralOrder {
     /// Ranks for a program whose `files[0]` is the entry.
-    pub fn of_program(files: &[Parsed]) -> LiteralOrder {
+    pub fn of_program(files: &[&Parsed]) -> LiteralOrder {
         let mut order = LiteralOrder::default();
         // "" first, then 0, then the typeof names (the checker's start-up order).
         order.note(Value::String(String::new()));
@@ -196,7 +196,7 @@ g("late");"#,
             ),
             parse("other.ts", r#"export type B = "user" | "late"; export const unused = "never";"#),
         ];
-        let order = LiteralOrder::of_program(&files);
+        let order = LiteralOrder::of_program(&files.iter().collect::<Vec<_>>());
         let mut values = vec![
             json!(null),
             json!("late"),

@@ -421,8 +421,15 @@ fn schema_sites(module: &swc_ecma_ast::Module, main: &CallExpr) -> Vec<TsType> {
 
 /// The contract of a program: `files[0]` is the entry, the rest its imports.
 pub fn program_contract(files: &[(String, String)]) -> Contract {
+    program_contract_with(files, &[])
+}
+
+/// As [`program_contract`], resolving names the program does not declare
+/// against `declarations` (parsed once, shared by every program): the
+/// platform's API for `commonfabric`, as the compiler resolves it.
+pub fn program_contract_with(files: &[(String, String)], declarations: &[Parsed]) -> Contract {
     let parsed: Vec<Parsed> = files.iter().map(|(p, t)| parse(p, t)).collect();
-    let env = TypeEnv::new(&parsed);
+    let env = TypeEnv::with_declarations(&parsed, declarations);
     let mut notes = Vec::new();
     let Some(call) = parsed.first().and_then(pattern_call) else {
         return Contract {

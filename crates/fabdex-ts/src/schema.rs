@@ -65,7 +65,7 @@ enum DeclRef<'a> {
 
 /// The type declarations of a program's files, by name (first file wins).
 pub struct TypeEnv<'a> {
-    files: &'a [Parsed],
+    files: Vec<&'a Parsed>,
     decls: HashMap<String, DeclRef<'a>>,
     /// Synthetic `AnonymousType_N` names of anonymous types found cyclic, by
     /// type identity. Shared by every generator over this program (the
@@ -79,6 +79,13 @@ pub struct TypeEnv<'a> {
 impl<'a> TypeEnv<'a> {
     /// `files[0]` should be the entry: its names take precedence.
     pub fn new(files: &'a [Parsed]) -> TypeEnv<'a> {
+        TypeEnv::with_declarations(files, &[])
+    }
+
+    /// As [`TypeEnv::new`], with declaration files (the platform's API for
+    /// `commonfabric`) consulted after the program's own files.
+    pub fn with_declarations(program: &'a [Parsed], declarations: &'a [Parsed]) -> TypeEnv<'a> {
+        let files: Vec<&'a Parsed> = program.iter().chain(declarations).collect();
         let mut decls = HashMap::new();
         for (fi, f) in files.iter().enumerate() {
             let Some(module) = &f.module else { continue };
@@ -97,7 +104,8 @@ impl<'a> TypeEnv<'a> {
                 decls.entry(name).or_insert(r);
             }
         }
-        TypeEnv { files, decls, anonymous: Default::default(), literals: LiteralOrder::of_program(files) }
+        let literals = LiteralOrder::of_program(&files);
+        TypeEnv { files, decls, anonymous: Default::default(), literals }
     }
 
     /// The value of a JSON Schema written as a literal (the explicit form
