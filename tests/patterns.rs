@@ -171,7 +171,11 @@ export default pattern<Input, { count: number }>(({ turns }) => ({ count: 0 }));
     assert_ne!(with.snapshot_id, without.snapshot_id, "the declarations are part of the snapshot's identity");
     let c = contract();
     let turn = &c.argument_schema.as_ref().unwrap()["$defs"]["ChatTurn"];
-    assert_eq!(turn["properties"]["role"], json!({"description": "Who spoke.", "enum": ["user", "assistant"]}), "{turn}");
+    assert_eq!(
+        turn["properties"]["role"],
+        json!({"description": "Who spoke.", "enum": ["user", "assistant"]}),
+        "{turn}"
+    );
 
     // A missing declarations file is a config error naming it.
     fs::write(

@@ -635,11 +635,49 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         })
     }
 
+    /// The type of a required field of a declared interface or object alias.
+    fn named_member(&self, name: &str, key: &str) -> Option<&'a TsType> {
+        if self.subst.last().is_some_and(|m| m.contains_key(name)) {
+            return None;
+        }
+        let members: &'a [TsTypeElement] = match self.env.decls.get(name)? {
+            DeclRef::Interface(_, i) => &i.body.body,
+            DeclRef::Alias(_, a) => match &*a.type_ann {
+                TsType::TsTypeLit(l) => &l.members,
+                _ => return None,
+            },
+            DeclRef::Enum(_) => return None,
+        };
+        members.iter().find_map(|m| match m {
+            TsTypeElement::TsPropertySignature(p)
+                if !p.optional && prop_key(&p.key, p.computed).as_deref() == Some(key) =>
+            {
+                p.type_ann.as_ref().map(|a| &*a.type_ann)
+            }
+            _ => None,
+        })
+    }
+
     /// The body of a named declaration (not its `$ref`).
     fn named_body(&mut self, name: &str) -> Value {
         let decl = self.env.decls[name];
         let saved = self.file;
         let out = match decl {
+            // `interface L extends ReadonlyArray<T> {}` is an array of `T`, and
+            // `interface M extends Readonly<Record<string, V>> {}` a record of `V`.
+            DeclRef::Interface(fi, i)
+                if i.body.body.is_empty() && i.extends.len() == 1 && collection_base(&i.extends[0]).is_some() =>
+            {
+                self.file = fi;
+                let (kind, arg) = collection_base(&i.extends[0]).unwrap();
+                match kind {
+                    "array" => self.array_of(arg),
+                    _ => {
+                        let value = self.ty(arg);
+                        json!({ "type": "object", "properties": {}, "additionalProperties": value })
+                    }
+                }
+            }
             DeclRef::Interface(fi, i) => {
                 self.file = fi;
                 let extends: Vec<String> = i
@@ -923,13 +961,23 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             }
             TsType::TsFnOrConstructorType(_) => self.unsupported("function type".into()),
             TsType::TsTypeQuery(_) => self.unsupported("typeof type".into()),
-            TsType::TsIndexedAccessType(ia) => match self.const_tuple_elements(ia) {
-                Some(mut values) => {
+            TsType::TsIndexedAccessType(ia) => {
+                if let Some(mut values) = self.const_tuple_elements(ia) {
                     self.env.literals.sort(&mut values);
-                    union_of(Vec::new(), Some(values))
+                    return union_of(Vec::new(), Some(values));
                 }
-                None => self.unsupported("indexed access type".into()),
-            },
+                // `Named["field"]`: the declared type of that field.
+                if let TsType::TsTypeRef(r) = &*ia.obj_type
+                    && r.type_params.is_none()
+                    && let TsEntityName::Ident(id) = &r.type_name
+                    && let TsType::TsLitType(l) = &*ia.index_type
+                    && let TsLit::Str(key) = &l.lit
+                    && let Some(member) = self.named_member(&id.sym, &key.value.to_string_lossy())
+                {
+                    return self.ty(member);
+                }
+                self.unsupported("indexed access type".into())
+            }
             TsType::TsMappedType(_) => self.unsupported("mapped type".into()),
             TsType::TsConditionalType(_) => json!({}),
             _ => self.unsupported("type form".into()),
@@ -1319,6 +1367,23 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             return self.ty(top);
         }
         if default.is_none() {
+            // `JSONValue | null`, where `JSONValue` already holds `null`, is the
+            // same type as `JSONValue`: the checker keeps the alias's name.
+            for (i, t) in rest.iter().enumerate() {
+                let own = self.flattened(vec![*t], 0);
+                if own.len() < 2 {
+                    continue;
+                }
+                let own_keys: Vec<Option<String>> = own.iter().map(|m| type_key(m)).collect();
+                let others_covered = rest
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .all(|(_, o)| type_key(o).is_some_and(|k| own_keys.contains(&Some(k))));
+                if others_covered {
+                    return self.ty(t);
+                }
+            }
             rest = self.flattened(rest, 0);
             // The checker's union is ordered by type id; a `Default` union is
             // formatted from its written members instead.
@@ -1408,6 +1473,46 @@ fn js_string(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+/// A key that is equal for the same simple type (keywords, literals, plain
+/// names); `None` for anything else.
+fn type_key(t: &TsType) -> Option<String> {
+    match t {
+        TsType::TsKeywordType(k) => Some(format!("kw:{:?}", k.kind)),
+        TsType::TsLitType(_) => literal_value(t).map(|v| format!("lit:{v}")),
+        TsType::TsTypeRef(r) if r.type_params.is_none() => match &r.type_name {
+            TsEntityName::Ident(id) => Some(format!("ref:{}", id.sym)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `ReadonlyArray<T>`/`Array<T>` → `("array", T)`, and `Record<string, V>`
+/// (or `Readonly<Record<string, V>>`) → `("record", V)`, as an interface's base.
+fn collection_base(e: &swc_ecma_ast::TsExprWithTypeArgs) -> Option<(&'static str, &TsType)> {
+    let Expr::Ident(id) = &*e.expr else { return None };
+    let args = &e.type_args.as_ref()?.params;
+    match (id.sym.as_ref(), args.as_slice()) {
+        ("Array" | "ReadonlyArray", [t]) => Some(("array", t)),
+        ("Record", [k, v]) if matches!(&**k, TsType::TsKeywordType(kw) if kw.kind == TsKeywordTypeKind::TsStringKeyword) => {
+            Some(("record", v))
+        }
+        ("Readonly", [inner]) => match &**inner {
+            TsType::TsTypeRef(r)
+                if matches!(&r.type_name, TsEntityName::Ident(n) if n.sym == *"Record")
+                    && r.type_params.as_ref().is_some_and(|p| {
+                        p.params.len() == 2
+                            && matches!(&*p.params[0], TsType::TsKeywordType(kw) if kw.kind == TsKeywordTypeKind::TsStringKeyword)
+                    }) =>
+            {
+                Some(("record", &r.type_params.as_ref().unwrap().params[1]))
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -1664,6 +1769,24 @@ interface Root { both: Picked & UIRenderable; onPick: ReturnType<typeof pick> }
             json!({"type": "object", "properties": {"value": {"type": "string"}, "$UI": {"$ref": VNODE_REF}}, "required": ["value", "$UI"]})
         );
         assert_eq!(s["properties"]["onPick"], json!({"$ref": "#/$defs/Ev", "asCell": ["stream"]}));
+        // `Row["status"]` is the field's type; interfaces that only extend an
+        // array or a string record are one; a union the alias already covers
+        // keeps the alias.
+        let src = r#"
+interface Row { status: "ok" | "stale" }
+type Json = string | null | JsonList | JsonMap;
+interface JsonList extends ReadonlyArray<Json> {}
+interface JsonMap extends Readonly<Record<string, Json>> {}
+interface Root { status: Row["status"]; last: Json | null }
+"#;
+        let s = gen_for(src, "Root");
+        assert_eq!(s["properties"]["status"], json!({"enum": ["ok", "stale"]}));
+        assert_eq!(s["properties"]["last"], json!({"$ref": "#/$defs/Json"}));
+        assert_eq!(s["$defs"]["JsonList"], json!({"type": "array", "items": {"$ref": "#/$defs/Json"}}));
+        assert_eq!(
+            s["$defs"]["JsonMap"],
+            json!({"type": "object", "properties": {}, "additionalProperties": {"$ref": "#/$defs/Json"}})
+        );
     }
 
     #[test]
