@@ -185,7 +185,7 @@ mod tests {
 
     #[test]
     fn pre_created_literals_then_entry_text_order_with_referenced_types_resolved_lazily() {
-        let files = vec![
+        let files = [
             parse(
                 "main.tsx",
                 r#"import { B } from "./other.ts";
