@@ -184,6 +184,17 @@ fn module_handlers(parsed: &Parsed) -> HashMap<String, Option<&TsType>> {
         .collect()
 }
 
+/// Whether a field type carries a default: `Default<T, V>` or `T | Default<V>`.
+fn has_default(t: &TsType) -> bool {
+    let is_default = |t: &TsType| matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, swc_ecma_ast::TsEntityName::Ident(id) if id.sym == *"Default"));
+    match t {
+        TsType::TsUnionOrIntersectionType(swc_ecma_ast::TsUnionOrIntersectionType::TsUnionType(u)) => {
+            u.types.iter().any(|m| is_default(m))
+        }
+        other => is_default(other),
+    }
+}
+
 /// `new Writable<T>(init)`, `new Cell(init)`, `Writable.of<T>(init)`,
 /// `Writable.perSession(init)` and `cell<T>(init)`: the written type argument
 /// and the initial value.
@@ -354,8 +365,9 @@ fn infer_result(
             Some(Expr::JSXElement(_) | Expr::JSXFragment(_)) => Some(generator.jsx_element()),
             _ => match (input_field.or(ident.filter(|name| params.contains(name))), input) {
                 (Some(name), Some(input)) => match generator.member_type(input, &name) {
-                    // The destructured value has the field's type with its `Default` resolved away.
-                    Some((t, false)) => Some(generator.ty(t)).map(|mut s| {
+                    // The destructured value has the field's type with its `Default`
+                    // resolved away (so an optional field with a default is present).
+                    Some((t, optional)) if !optional || has_default(t) => Some(generator.ty(t)).map(|mut s| {
                         if let Some(map) = s.as_object_mut() {
                             map.remove("default");
                         }
@@ -517,6 +529,16 @@ export default pattern<State>((state) => ({ [NAME]: "Counter", value: state.valu
         assert_eq!(result["properties"]["value"], serde_json::json!({"type": "number"}));
         assert_eq!(result["properties"]["label"], serde_json::json!({"type": "string"}));
         assert_eq!(c.inferred.as_deref(), Some("complete"), "{:?}", c.notes);
+
+        // An optional field with a default is present once destructured; one
+        // without may be undefined, which needs a checker.
+        let entry = r#"import { pattern, NAME } from "commonfabric";
+interface Input { title?: string | Default<"Untitled">; note?: string }
+export default pattern<Input>(({ title, note }) => ({ [NAME]: title, note }));
+"#;
+        let c = program_contract(&[("main.tsx".into(), entry.into())]);
+        assert_eq!(c.result_schema.unwrap()["properties"]["$NAME"], serde_json::json!({"type": "string"}));
+        assert!(c.notes.iter().any(|n| n.contains("`note`")), "{:?}", c.notes);
     }
 
     #[test]
