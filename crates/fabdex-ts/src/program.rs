@@ -184,6 +184,164 @@ fn module_handlers(parsed: &Parsed) -> HashMap<String, Option<&TsType>> {
         .collect()
 }
 
+/// The compiler's verb-listing mark: a result stream whose handler binds
+/// session-scoped state, with no event of its own, is a UI wrapper
+/// (`tier: "wrapper"`). Mirrors the compiler's name-based correlation in one
+/// file: returned property → its value through `const`s (the pattern body's,
+/// then the module's) → an applied handler factory (`h({ … })`) or an
+/// `action(() => …)` → session-scoped state bound by the factory's context
+/// type, by the application's bindings, or captured by the action.
+fn mark_wrapper_tier<'a>(
+    call: &'a CallExpr,
+    module: Option<&'a swc_ecma_ast::Module>,
+    env: &TypeEnv,
+    argument: Option<&Value>,
+    result: &mut Value,
+) {
+    let Some((object, _, _)) = returned_object(call) else { return };
+    let locals = body_constants(call);
+    let module_consts: HashMap<&str, &'a Expr> = module.map(|m| top_level_bindings(m).collect()).unwrap_or_default();
+    // Fields the pattern's own schemas mark session-scoped.
+    let mut session_names: Vec<String> = Vec::new();
+    for schema in [argument, Some(&*result)].into_iter().flatten() {
+        if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
+            for (name, s) in props {
+                if has_session_scope(s) {
+                    session_names.push(name.clone());
+                }
+            }
+        }
+    }
+    // Body constants holding a session cell: `new Writable.perSession(…)`.
+    let session_cell = |e: &Expr| match unparen(e) {
+        Expr::New(n) => {
+            matches!(&*n.callee, Expr::Member(m) if matches!(&m.prop, MemberProp::Ident(p) if p.sym == *"perSession"))
+        }
+        Expr::Call(c) => {
+            matches!(&c.callee, Callee::Expr(e) if matches!(&**e, Expr::Member(m) if matches!(&m.prop, MemberProp::Ident(p) if p.sym == *"perSession")))
+        }
+        _ => false,
+    };
+    let session_bound =
+        |name: &str| session_names.iter().any(|n| n == name) || locals.get(name).is_some_and(|e| session_cell(e));
+    fn resolve<'a>(mut e: &'a Expr, locals: &HashMap<&str, &'a Expr>, module: &HashMap<&str, &'a Expr>) -> &'a Expr {
+        for _ in 0..8 {
+            let inner = strip_wrappers(e);
+            match inner {
+                Expr::Ident(id) => match locals.get(id.sym.as_ref()).or_else(|| module.get(id.sym.as_ref())) {
+                    Some(next) => e = next,
+                    None => return inner,
+                },
+                _ => return inner,
+            }
+        }
+        strip_wrappers(e)
+    }
+    let resolve = |e: &'a Expr| resolve(e, &locals, &module_consts);
+    let mut wrappers: Vec<String> = Vec::new();
+    for prop in &object.props {
+        let PropOrSpread::Prop(prop) = prop else { continue };
+        let (name, value): (String, &Expr) = match &**prop {
+            Prop::Shorthand(id) => {
+                let Some(v) = locals.get(id.sym.as_ref()).or_else(|| module_consts.get(id.sym.as_ref())) else {
+                    continue;
+                };
+                (id.sym.to_string(), v)
+            }
+            Prop::KeyValue(kv) => match &kv.key {
+                PropName::Ident(i) => (i.sym.to_string(), &*kv.value),
+                PropName::Str(s) => (s.value.to_string_lossy().into_owned(), &*kv.value),
+                _ => continue,
+            },
+            _ => continue,
+        };
+        let Expr::Call(applied) = resolve(value) else { continue };
+        let Callee::Expr(callee) = &applied.callee else { continue };
+        let wrapper = match resolve(callee) {
+            // `action(() => …)`: no event; its state is what it captures.
+            Expr::Ident(id) if id.sym == *"action" => match applied.args.first().map(|a| strip_wrappers(&a.expr)) {
+                Some(Expr::Arrow(arrow)) if arrow.params.is_empty() => {
+                    let mut names = Vec::new();
+                    collect_identifiers(&arrow.body, &mut names);
+                    names.iter().any(|n| session_bound(n))
+                }
+                _ => false,
+            },
+            // `h({ … })` where `h = handler<E, C>(…)`: a void event, and session
+            // state in `C` or bound by the application.
+            Expr::Call(factory) if matches!(&factory.callee, Callee::Expr(e) if matches!(&**e, Expr::Ident(id) if id.sym == *"handler")) =>
+            {
+                let types = factory.type_args.as_ref().map(|a| &a.params);
+                let void_event = types.and_then(|t| t.first()).is_some_and(|e| {
+                    matches!(&**e, TsType::TsKeywordType(k) if k.kind == swc_ecma_ast::TsKeywordTypeKind::TsVoidKeyword)
+                });
+                let state_scoped = types
+                    .and_then(|t| t.get(1))
+                    .is_some_and(|c| has_session_scope(&SchemaGen::new(env).root(c).schema));
+                let bound = applied.args.first().map(|a| strip_wrappers(&a.expr)).is_some_and(|b| match b {
+                    Expr::Object(o) => o.props.iter().any(|p| match p {
+                        PropOrSpread::Prop(p) => match &**p {
+                            Prop::Shorthand(id) => session_bound(&id.sym),
+                            Prop::KeyValue(kv) => {
+                                matches!(strip_wrappers(&kv.value), Expr::Ident(id) if session_bound(&id.sym))
+                            }
+                            _ => false,
+                        },
+                        _ => false,
+                    }),
+                    _ => false,
+                });
+                void_event && (state_scoped || bound)
+            }
+            _ => false,
+        };
+        if wrapper {
+            wrappers.push(name);
+        }
+    }
+    let Some(props) = result.get_mut("properties").and_then(|p| p.as_object_mut()) else { return };
+    for name in wrappers {
+        if let Some(Value::Object(schema)) = props.get_mut(&name) {
+            let is_stream =
+                schema.get("asCell").and_then(|a| a.as_array()).is_some_and(|a| a.iter().any(|x| x == "stream"));
+            if is_stream && !schema.contains_key("tier") {
+                schema.insert("tier".into(), json!("wrapper"));
+            }
+        }
+    }
+}
+
+/// A `"scope": "session"` anywhere in a schema.
+fn has_session_scope(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.iter().any(|(k, x)| (k == "scope" && x == "session") || has_session_scope(x)),
+        Value::Array(a) => a.iter().any(has_session_scope),
+        _ => false,
+    }
+}
+
+/// Parentheses, `as` and `satisfies` removed.
+fn strip_wrappers(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_wrappers(&p.expr),
+        Expr::TsAs(a) => strip_wrappers(&a.expr),
+        Expr::TsSatisfies(s) => strip_wrappers(&s.expr),
+        Expr::TsConstAssertion(c) => strip_wrappers(&c.expr),
+        other => other,
+    }
+}
+
+/// Every identifier an arrow function's body refers to.
+fn collect_identifiers(body: &ArrowFunctionBody, out: &mut Vec<String>) {
+    struct Names<'o>(&'o mut Vec<String>);
+    impl Visit for Names<'_> {
+        fn visit_ident(&mut self, id: &swc_ecma_ast::Ident) {
+            self.0.push(id.sym.to_string());
+        }
+    }
+    body.visit_with(&mut Names(out));
+}
+
 /// Whether a field type carries a default: `Default<T, V>` or `T | Default<V>`.
 fn has_default(t: &TsType) -> bool {
     let is_default = |t: &TsType| matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, swc_ecma_ast::TsEntityName::Ident(id) if id.sym == *"Default"));
@@ -493,6 +651,9 @@ pub fn program_contract_with(files: &[(String, String)], declarations: &[Parsed]
         notes.extend(result_notes);
         inferred_result = true;
     }
+    if let Some(result) = result_schema.as_mut() {
+        mark_wrapper_tier(call, parsed[0].module.as_ref(), &env, argument_schema.as_ref(), result);
+    }
     let partial = (input.is_none() && !takes_nothing) || !notes.is_empty();
     let inferred = match (partial, inferred_result) {
         (true, _) => Some("partial".to_string()),
@@ -563,6 +724,37 @@ export default pattern<Record<string, never>>(() => {
         // Cells made in the body unwrap in the result.
         assert_eq!(p["draft"], serde_json::json!({"type": "string"}));
         assert_eq!(p["items"], serde_json::json!({"type": "array", "items": {"type": "string"}}));
+    }
+
+    #[test]
+    fn session_bound_verbs_are_wrappers_and_deprecated_verbs_are_marked() {
+        let entry = r#"import { action, handler, pattern, Stream, Writable } from "commonfabric";
+interface Output {
+  save: Stream<void>;
+  reset: Stream<void>;
+  add: Stream<{ text: string }>;
+  /** @deprecated Use `save`. */
+  store: Stream<void>;
+}
+const clear = handler<void, { items: Writable<string[]> }>((_, { items }) => items.set([]));
+export default pattern<Record<string, never>, Output>(() => {
+  const draft = new Writable.perSession("");
+  const items = new Writable<string[]>([]);
+  const save = action(() => items.push(draft.get()));
+  const add = action((e: { text: string }) => draft.set(e.text));
+  return { save, reset: clear({ items }), add, store: save };
+});
+"#;
+        let c = program_contract(&[("main.tsx".into(), entry.into())]);
+        let p = &c.result_schema.unwrap()["properties"];
+        // `save` captures the session draft and takes no event: a UI wrapper.
+        assert_eq!(p["save"]["tier"], serde_json::json!("wrapper"));
+        assert_eq!(p["store"]["tier"], serde_json::json!("wrapper"));
+        // `reset` binds no session state; `add` has an event of its own.
+        assert!(p["reset"].get("tier").is_none(), "{}", p["reset"]);
+        assert!(p["add"].get("tier").is_none(), "{}", p["add"]);
+        assert_eq!(p["store"]["deprecated"], serde_json::json!(true));
+        assert!(p["save"].get("deprecated").is_none());
     }
 
     #[test]

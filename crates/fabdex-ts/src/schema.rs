@@ -179,6 +179,16 @@ impl<'a> TypeEnv<'a> {
         })
     }
 
+    /// Whether the JSDoc before `pos` carries the block tag `@<tag>`.
+    fn jsdoc_has_tag(&self, file: usize, pos: BytePos, tag: &str) -> bool {
+        let Some(comments) = self.files[file].comments.get_leading(pos) else { return false };
+        let Some(doc) = comments.iter().rev().find(|c| c.text.starts_with('*')) else { return false };
+        doc.text
+            .lines()
+            .map(|l| l.trim().trim_start_matches('*').trim())
+            .any(|l| l.strip_prefix('@').is_some_and(|rest| rest.split_whitespace().next() == Some(tag)))
+    }
+
     fn jsdoc(&self, file: usize, pos: BytePos) -> Option<String> {
         let comments = self.files[file].comments.get_leading(pos)?;
         let doc = comments.iter().rev().find(|c| c.text.starts_with('*'))?;
@@ -848,6 +858,14 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                         _ => self.ty(t),
                     };
                     describe(&mut schema, self.env.jsdoc(self.file, p.span.lo));
+                    // A `@deprecated` stream (a verb) is marked `deprecated: true`.
+                    let is_stream = schema
+                        .get("asCell")
+                        .and_then(|a| a.as_array())
+                        .is_some_and(|a| a.iter().any(|x| x == "stream"));
+                    if is_stream && self.env.jsdoc_has_tag(self.file, p.span.lo, "deprecated") {
+                        schema["deprecated"] = Value::Bool(true);
+                    }
                     let optional = p.optional || is_default_with_undefined(t);
                     if !optional {
                         required.retain(|r| r != &key);
