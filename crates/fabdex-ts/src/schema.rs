@@ -790,7 +790,8 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                     && match &*a.type_ann {
                         TsType::TsTypeLit(_) | TsType::TsUnionOrIntersectionType(_) | TsType::TsMappedType(_) => true,
                         // An alias of a `Record<…>` carries its own name (the checker's alias symbol).
-                        TsType::TsTypeRef(r) => matches!(&r.type_name, TsEntityName::Ident(id) if id.sym == *"Record"),
+                        TsType::TsTypeRef(r) => matches!(&r.type_name, TsEntityName::Ident(id)
+                            if matches!(id.sym.as_ref(), "Record" | "Omit" | "Pick" | "Partial")),
                         _ => false,
                     }
             }
@@ -1227,6 +1228,71 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         }
     }
 
+    /// `Omit<T, K>`, `Pick<T, K>` and `Partial<T>` of an object type `T`
+    /// (a declared name or a literal) with `K` string literals.
+    fn utility_object(&mut self, name: &str, args: &[&TsType]) -> Option<Value> {
+        let target = *args.first()?;
+        let mut body = match target {
+            TsType::TsTypeRef(r) if r.type_params.is_none() => match &r.type_name {
+                TsEntityName::Ident(id) if self.env.decls.contains_key(id.sym.as_ref()) => self.named_body(&id.sym),
+                _ => return None,
+            },
+            TsType::TsTypeLit(_) => self.ty(target),
+            _ => return None,
+        };
+        body.get("properties")?.as_object()?;
+        let keys: Option<Vec<String>> = match args.get(1) {
+            None => None,
+            Some(k) => {
+                let mut out = Vec::new();
+                let members: Vec<&TsType> = match k {
+                    TsType::TsUnionOrIntersectionType(TsUnionOrIntersectionType::TsUnionType(u)) => {
+                        u.types.iter().map(|b| &**b).collect()
+                    }
+                    other => vec![*other],
+                };
+                for m in members {
+                    match literal_value(m)? {
+                        Value::String(s) => out.push(s),
+                        _ => return None,
+                    }
+                }
+                Some(out)
+            }
+        };
+        let keep = |key: &str| match (name, &keys) {
+            ("Omit", Some(k)) => !k.iter().any(|x| x == key),
+            ("Pick", Some(k)) => k.iter().any(|x| x == key),
+            _ => true,
+        };
+        if let Some(Value::Object(props)) = body.get_mut("properties") {
+            props.retain(|k, _| keep(k));
+        }
+        if let Some(Value::Array(required)) = body.get_mut("required") {
+            required.retain(|r| r.as_str().is_some_and(&keep) && name != "Partial");
+        }
+        if body.get("required").and_then(|r| r.as_array()).is_some_and(|r| r.is_empty()) {
+            body.as_object_mut()?.remove("required");
+        }
+        Some(body)
+    }
+
+    /// A cell wrapper (`Writable<T>`, `Cell<T>`, …), directly or through aliases.
+    fn is_cell_like(&self, t: &TsType, depth: usize) -> bool {
+        let TsType::TsTypeRef(r) = t else { return false };
+        let TsEntityName::Ident(id) = &r.type_name else { return false };
+        if self.subst.last().is_some_and(|m| m.contains_key(id.sym.as_ref())) {
+            return false;
+        }
+        if wrapper_brand(&id.sym).is_some() {
+            return wrapper_brand(&id.sym) == Some("cell");
+        }
+        match self.env.decls.get(id.sym.as_ref()) {
+            Some(DeclRef::Alias(_, a)) if depth < 8 => self.is_cell_like(&a.type_ann, depth + 1),
+            _ => false,
+        }
+    }
+
     /// `"Named|null"` for a union of one declared, non-generic type and `null`.
     fn nullable_named_identity(&self, members: &[&TsType]) -> Option<String> {
         let is_null = |t: &TsType| matches!(t, TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNullKeyword);
@@ -1334,6 +1400,14 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                 let value = args.get(1).map_or(Value::Bool(true), |t| self.ty(t));
                 return json!({ "type": "object", "properties": {}, "additionalProperties": value });
             }
+            // The mapped utility types over an object: its properties kept,
+            // dropped, or all made optional.
+            "Omit" | "Pick" | "Partial" if !self.env.decls.contains_key(name) => {
+                if let Some(schema) = self.utility_object(name, args) {
+                    return schema;
+                }
+                return self.unsupported(format!("`{name}<…>` of something other than an object type"));
+            }
             "VNode" | "JSXElement" => return json!({ "$ref": VNODE_REF }),
             "Date" | "RegExp" | "Uint8Array" => return json!({ "type": "object" }),
             // The compiler's native types: JSON Schemas and binary buffers are
@@ -1431,6 +1505,19 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             let first = t(vals.first()?)?;
             vals.iter().all(|v| t(v) == Some(first)).then_some(first)
         };
+        // `Cell<T> | null`: the compiler keeps the checker's order here,
+        // `null` (an intrinsic) before the cell.
+        if default.is_none() && rest.len() == 2 {
+            let is_null =
+                |t: &TsType| matches!(t, TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNullKeyword);
+            if let Some(cell) = rest.iter().find(|t| !is_null(t))
+                && rest.iter().any(|t| is_null(t))
+                && self.is_cell_like(cell, 0)
+            {
+                let inner = self.ty(cell);
+                return json!({ "anyOf": [{ "type": "null" }, inner] });
+            }
+        }
         // `Named | null` (without a `Default`, which makes another type) has
         // an identity of its own in the compiler, as `Named[]` has.
         if default.is_none()
@@ -1800,6 +1887,35 @@ interface Root { status: Row["status"]; last: Json | null }
         let s = gen_for(src, "Root");
         assert_eq!(s["properties"]["status"], json!({"enum": ["ok", "stale"]}));
         assert_eq!(s["properties"]["last"], json!({"$ref": "#/$defs/Json"}));
+        // `Cell<T> | null` keeps `null` first; Omit/Pick/Partial of an object.
+        let src = r#"
+interface User {
+  name: string;
+  /** Shown small. */
+  avatar: string;
+  secret: string;
+}
+type UserCell = Writable<User>;
+type Public = Omit<User, "secret">;
+interface Root {
+  who: UserCell | null;
+  pub: Public;
+  names: Pick<User, "name" | "avatar">;
+  draft: Partial<User>;
+}
+"#;
+        let u = gen_for(src, "Root");
+        assert_eq!(
+            u["properties"]["who"],
+            json!({"anyOf": [{"type": "null"}, {"$ref": "#/$defs/User", "asCell": ["cell"]}]})
+        );
+        assert_eq!(u["properties"]["pub"], json!({"$ref": "#/$defs/Public"}));
+        assert_eq!(u["$defs"]["Public"]["required"], json!(["name", "avatar"]));
+        assert_eq!(u["$defs"]["Public"]["properties"]["avatar"]["description"], json!("Shown small."));
+        assert!(u["$defs"]["Public"]["properties"].get("secret").is_none());
+        assert_eq!(u["properties"]["names"]["required"], json!(["name", "avatar"]));
+        assert!(u["properties"]["draft"].get("required").is_none());
+        assert_eq!(u["properties"]["draft"]["properties"]["secret"], json!({"type": "string"}));
         assert_eq!(s["$defs"]["JsonList"], json!({"type": "array", "items": {"$ref": "#/$defs/Json"}}));
         assert_eq!(
             s["$defs"]["JsonMap"],
