@@ -758,6 +758,23 @@ export default pattern<Record<string, never>, Output>(() => {
     }
 
     #[test]
+    fn renamed_imports_resolve_to_the_declared_name() {
+        let entry = r#"import { pattern, handler, Stream } from "commonfabric";
+import { type Settings as Input, type Item as Entry } from "./types.ts";
+interface Output { first: Entry; rate: ReturnType<typeof handler> }
+export default pattern<Input, Output>(({ items }) => ({ first: items[0], rate: undefined as any }));
+"#;
+        let types = "export interface Settings { items: Item[] }\nexport interface Item { name: string }\n";
+        let c = program_contract(&[("main.tsx".into(), entry.into()), ("types.ts".into(), types.into())]);
+        let arg = c.argument_schema.unwrap();
+        // The root is inlined; the item is hoisted under its declared name.
+        assert_eq!(arg["properties"]["items"]["items"], serde_json::json!({"$ref": "#/$defs/Item"}));
+        let result = c.result_schema.unwrap();
+        assert_eq!(result["properties"]["first"], serde_json::json!({"$ref": "#/$defs/Item"}));
+        assert_eq!(result["properties"]["rate"], serde_json::json!({"asCell": ["stream"]}));
+    }
+
+    #[test]
     fn explicit_schemas_are_used_as_written() {
         let entry = r#"import { pattern, NAME, UI } from "commonfabric";
 const RESULT = { type: "object", properties: { [NAME]: { type: "string" }, [UI]: true }, required: [NAME, UI] } as const;

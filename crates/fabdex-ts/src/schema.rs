@@ -74,6 +74,8 @@ pub struct TypeEnv<'a> {
     anonymous: std::cell::RefCell<Vec<String>>,
     /// The compiler's order for literal union members.
     literals: LiteralOrder,
+    /// Local names of renamed imports (`import { A as B }`) → the declared name.
+    renames: HashMap<String, String>,
 }
 
 impl<'a> TypeEnv<'a> {
@@ -104,8 +106,25 @@ impl<'a> TypeEnv<'a> {
                 decls.entry(name).or_insert(r);
             }
         }
+        // `import { Original as Local }`: the local name denotes the original declaration.
+        let mut renames: HashMap<String, String> = HashMap::new();
+        for f in &files {
+            let Some(module) = &f.module else { continue };
+            for item in &module.body {
+                let ModuleItem::ModuleDecl(ModuleDecl::Import(import)) = item else { continue };
+                for spec in &import.specifiers {
+                    if let swc_ecma_ast::ImportSpecifier::Named(named) = spec
+                        && let Some(swc_ecma_ast::ModuleExportName::Ident(original)) = &named.imported
+                        && !decls.contains_key(named.local.sym.as_ref())
+                        && decls.contains_key(original.sym.as_ref())
+                    {
+                        renames.insert(named.local.sym.to_string(), original.sym.to_string());
+                    }
+                }
+            }
+        }
         let literals = LiteralOrder::of_program(&files);
-        TypeEnv { files, decls, anonymous: Default::default(), literals }
+        TypeEnv { files, decls, renames, anonymous: Default::default(), literals }
     }
 
     /// The value of a JSON Schema written as a literal (the explicit form
@@ -536,8 +555,11 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
     pub fn root(mut self, t: &TsType) -> Generated {
         let schema = match t {
             TsType::TsTypeRef(r) if r.type_params.is_none() => match &r.type_name {
-                TsEntityName::Ident(id) if self.env.decls.contains_key(id.sym.as_ref()) => {
-                    let name = id.sym.to_string();
+                TsEntityName::Ident(id)
+                    if self.env.decls.contains_key(id.sym.as_ref())
+                        || self.env.renames.contains_key(id.sym.as_ref()) =>
+                {
+                    let name = self.env.renames.get(id.sym.as_ref()).cloned().unwrap_or_else(|| id.sym.to_string());
                     self.in_progress.insert(name.clone());
                     let mut s = self.named_body(&name);
                     self.in_progress.remove(&name);
@@ -1330,6 +1352,11 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
     }
 
     fn type_ref(&mut self, name: &str, args: &[&TsType]) -> Value {
+        let shadowed = self.subst.last().is_some_and(|m| m.contains_key(name));
+        if !shadowed && let Some(original) = self.env.renames.get(name) {
+            let original = original.clone();
+            return self.type_ref(&original, args);
+        }
         if args.is_empty()
             && let Some(bound) = self.subst.last().and_then(|m| m.get(name))
         {
@@ -1365,6 +1392,12 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             // `ReturnType<typeof h>` of a handler factory `h = handler<E, C>(…)`:
             // what applying it gives, a stream of `E`.
             "ReturnType" => {
+                // `ReturnType<typeof handler>`: some handler's stream, event unknown.
+                if let Some(TsType::TsTypeQuery(q)) = args.first()
+                    && matches!(&q.expr_name, swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(id)) if id.sym == *"handler")
+                {
+                    return json!({ "asCell": ["stream"] });
+                }
                 if let Some(event) = args.first().and_then(|t| self.handler_event_of_typeof(t)) {
                     let inner = match event {
                         Some(e) => self.ty(e),
