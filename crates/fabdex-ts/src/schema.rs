@@ -1431,6 +1431,11 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             }
             "Record" => {
                 let value = args.get(1).map_or(Value::Bool(true), |t| self.ty(t));
+                // Number keys make a record an array to the compiler.
+                if matches!(args.first(), Some(TsType::TsKeywordType(k)) if k.kind == TsKeywordTypeKind::TsNumberKeyword)
+                {
+                    return json!({ "type": "array", "items": value });
+                }
                 return json!({ "type": "object", "properties": {}, "additionalProperties": value });
             }
             // The mapped utility types over an object: its properties kept,
@@ -1948,6 +1953,10 @@ interface Root {
         assert!(u["$defs"]["Public"]["properties"].get("secret").is_none());
         assert_eq!(u["properties"]["names"]["required"], json!(["name", "avatar"]));
         assert!(u["properties"]["draft"].get("required").is_none());
+        // Number keys make a record an array.
+        let r = gen_for("", "{ picked: Record<number, boolean>; byName: Record<string, number> }");
+        assert_eq!(r["properties"]["picked"], json!({"type": "array", "items": {"type": "boolean"}}));
+        assert_eq!(r["properties"]["byName"]["additionalProperties"], json!({"type": "number"}));
         assert_eq!(u["properties"]["draft"]["properties"]["secret"], json!({"type": "string"}));
         assert_eq!(s["$defs"]["JsonList"], json!({"type": "array", "items": {"$ref": "#/$defs/Json"}}));
         assert_eq!(
