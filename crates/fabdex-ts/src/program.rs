@@ -342,6 +342,17 @@ fn collect_identifiers(body: &ArrowFunctionBody, out: &mut Vec<String>) {
     body.visit_with(&mut Names(out));
 }
 
+/// For a name bound in the body to `f(…)`, the callee's name `f`.
+fn declared_call<'e>(e: &Expr, locals: &HashMap<&str, &'e Expr>) -> Option<&'e str> {
+    let Expr::Ident(id) = e else { return None };
+    let Expr::Call(c) = unparen(locals.get(id.sym.as_ref())?) else { return None };
+    let Callee::Expr(callee) = &c.callee else { return None };
+    match &**callee {
+        Expr::Ident(f) => Some(f.sym.as_ref()),
+        _ => None,
+    }
+}
+
 /// Whether a field type carries a default: `Default<T, V>` or `T | Default<V>`.
 fn has_default(t: &TsType) -> bool {
     let is_default = |t: &TsType| matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, swc_ecma_ast::TsEntityName::Ident(id) if id.sym == *"Default"));
@@ -488,6 +499,15 @@ fn infer_result(
             }
             Some(Expr::Call(_)) if key == "$NAME" => Some(json!({ "type": "string" })),
             Some(Expr::Lit(Lit::Num(_))) => Some(json!({ "type": "number" })),
+            // `state.field`, where `state = f(…)` and `f` is declared with a
+            // function type (the platform's builtins, with its API declarations).
+            Some(Expr::Member(m))
+                if matches!(&m.prop, MemberProp::Ident(_)) && declared_call(unparen(&m.obj), &locals).is_some() =>
+            {
+                let MemberProp::Ident(field) = &m.prop else { unreachable!() };
+                let function = declared_call(unparen(&m.obj), &locals).unwrap();
+                generator.declared_call_member(function, &field.sym)
+            }
             // The `.length` of an array literal bound by name is a number; of
             // an `as const` one (a tuple), its literal length.
             Some(Expr::Member(m)) if matches!(&m.prop, MemberProp::Ident(p) if p.sym == *"length") => {
@@ -772,6 +792,29 @@ export default pattern<Input, Output>(({ items }) => ({ first: items[0], rate: u
         let result = c.result_schema.unwrap();
         assert_eq!(result["properties"]["first"], serde_json::json!({"$ref": "#/$defs/Item"}));
         assert_eq!(result["properties"]["rate"], serde_json::json!({"asCell": ["stream"]}));
+    }
+
+    #[test]
+    fn builtin_results_resolve_through_declared_function_types() {
+        let entry = r#"import { generate, pattern } from "commonfabric";
+export default pattern<Record<string, never>>(() => {
+  const answer = generate({ prompt: "hi" });
+  return { text: answer.result, busy: answer.pending };
+});
+"#;
+        let api = parse(
+            "commonfabric/index.ts",
+            "export interface GenerateState { pending: boolean; result?: string }\n\
+             export type GenerateFunction = (params: { prompt: string }) => Reactive<GenerateState>;\n\
+             export declare const generate: GenerateFunction;\n",
+        );
+        let c = program_contract_with(&[("main.tsx".into(), entry.into())], &[api]);
+        let p = &c.result_schema.unwrap()["properties"];
+        assert_eq!(p["text"], serde_json::json!({"type": ["string", "undefined"]}));
+        assert_eq!(p["busy"], serde_json::json!({"type": "boolean"}));
+        // Without the declarations it needs a checker, and says so.
+        let c = program_contract(&[("main.tsx".into(), entry.into())]);
+        assert!(c.notes.iter().any(|n| n.contains("`text`")), "{:?}", c.notes);
     }
 
     #[test]

@@ -1113,6 +1113,55 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         Some(inner)
     }
 
+    /// The schema of `f(…).field`, where `f` is declared with a function type
+    /// (`declare const f: F`, `type F = (…) => Reactive<State>`) and `State`
+    /// declares `field`; an optional field may be `undefined`.
+    pub fn declared_call_member(&mut self, function: &str, field: &str) -> Option<Value> {
+        let declared: &'a TsType = self.env.files.iter().filter_map(|f| f.module.as_ref()).find_map(|m| {
+            m.body.iter().find_map(|item| {
+                let decl = match item {
+                    ModuleItem::Stmt(Stmt::Decl(Decl::Var(v))) => v,
+                    ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => match &e.decl {
+                        Decl::Var(v) => v,
+                        _ => return None,
+                    },
+                    _ => return None,
+                };
+                decl.decls.iter().find_map(|d| match &d.name {
+                    swc_ecma_ast::Pat::Ident(id) if id.id.sym == *function && d.init.is_none() => {
+                        id.type_ann.as_ref().map(|a| &*a.type_ann)
+                    }
+                    _ => None,
+                })
+            })
+        })?;
+        // Through aliases to the function type, then its return type.
+        let mut t = declared;
+        for _ in 0..8 {
+            match t {
+                TsType::TsTypeRef(r) if r.type_params.is_none() => match &r.type_name {
+                    TsEntityName::Ident(id) => match self.env.decls.get(id.sym.as_ref())? {
+                        DeclRef::Alias(_, a) if a.type_params.is_none() => t = &a.type_ann,
+                        _ => return None,
+                    },
+                    _ => return None,
+                },
+                _ => break,
+            }
+        }
+        let TsType::TsFnOrConstructorType(swc_ecma_ast::TsFnOrConstructorType::TsFnType(f)) = t else { return None };
+        let mut state: &'a TsType = &f.type_ann.type_ann;
+        if let TsType::TsTypeRef(r) = state
+            && matches!(&r.type_name, TsEntityName::Ident(id) if id.sym == *"Reactive")
+            && let Some(inner) = r.type_params.as_ref().and_then(|p| p.params.first())
+        {
+            state = inner;
+        }
+        let (member, optional) = self.member_type(state, field)?;
+        let schema = self.ty(member);
+        Some(if optional { union_of(vec![json!({ "type": "undefined" }), schema], None) } else { schema })
+    }
+
     /// One part of an intersection: a declared (non-generic) name or the
     /// platform's `UIRenderable` as its body, anything else as usual.
     fn intersection_part(&mut self, t: &TsType) -> Value {
