@@ -342,13 +342,15 @@ fn collect_identifiers(body: &ArrowFunctionBody, out: &mut Vec<String>) {
     body.visit_with(&mut Names(out));
 }
 
-/// For a name bound in the body to `f(…)`, the callee's name `f`.
-fn declared_call<'e>(e: &Expr, locals: &HashMap<&str, &'e Expr>) -> Option<&'e str> {
+/// For a name bound in the body to `f<…>(…)`, the callee's name `f` and the
+/// call's type arguments.
+fn declared_call<'e>(e: &Expr, locals: &HashMap<&str, &'e Expr>) -> Option<(&'e str, Vec<&'e TsType>)> {
     let Expr::Ident(id) = e else { return None };
     let Expr::Call(c) = unparen(locals.get(id.sym.as_ref())?) else { return None };
     let Callee::Expr(callee) = &c.callee else { return None };
+    let type_args: Vec<&TsType> = c.type_args.iter().flat_map(|a| a.params.iter().map(|b| &**b)).collect();
     match &**callee {
-        Expr::Ident(f) => Some(f.sym.as_ref()),
+        Expr::Ident(f) => Some((f.sym.as_ref(), type_args)),
         _ => None,
     }
 }
@@ -505,8 +507,8 @@ fn infer_result(
                 if matches!(&m.prop, MemberProp::Ident(_)) && declared_call(unparen(&m.obj), &locals).is_some() =>
             {
                 let MemberProp::Ident(field) = &m.prop else { unreachable!() };
-                let function = declared_call(unparen(&m.obj), &locals).unwrap();
-                generator.declared_call_member(function, &field.sym)
+                let (function, type_args) = declared_call(unparen(&m.obj), &locals).unwrap();
+                generator.declared_call_member(function, &field.sym, &type_args)
             }
             // The `.length` of an array literal bound by name is a number; of
             // an `as const` one (a tuple), its literal length.
@@ -796,22 +798,28 @@ export default pattern<Input, Output>(({ items }) => ({ first: items[0], rate: u
 
     #[test]
     fn builtin_results_resolve_through_declared_function_types() {
-        let entry = r#"import { generate, pattern } from "commonfabric";
+        let entry = r#"import { fetchJson, generate, pattern } from "commonfabric";
+interface Repo { name: string }
 export default pattern<Record<string, never>>(() => {
   const answer = generate({ prompt: "hi" });
-  return { text: answer.result, busy: answer.pending };
+  const repo = fetchJson<Repo>({ url: "x" });
+  return { text: answer.result, busy: answer.pending, repo: repo.result };
 });
 "#;
         let api = parse(
             "commonfabric/index.ts",
             "export interface GenerateState { pending: boolean; result?: string }\n\
              export type GenerateFunction = (params: { prompt: string }) => Reactive<GenerateState>;\n\
-             export declare const generate: GenerateFunction;\n",
+             export declare const generate: GenerateFunction;\n\
+             export type FetchJsonFunction = <T>(params: { url: string }) => Reactive<{ pending: boolean; result: T }>;\n\
+             export declare const fetchJson: FetchJsonFunction;\n",
         );
         let c = program_contract_with(&[("main.tsx".into(), entry.into())], &[api]);
         let p = &c.result_schema.unwrap()["properties"];
         assert_eq!(p["text"], serde_json::json!({"type": ["string", "undefined"]}));
         assert_eq!(p["busy"], serde_json::json!({"type": "boolean"}));
+        // A generic builtin is instantiated with the call's type argument.
+        assert_eq!(p["repo"], serde_json::json!({"$ref": "#/$defs/Repo"}));
         // Without the declarations it needs a checker, and says so.
         let c = program_contract(&[("main.tsx".into(), entry.into())]);
         assert!(c.notes.iter().any(|n| n.contains("`text`")), "{:?}", c.notes);

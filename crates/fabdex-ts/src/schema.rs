@@ -1116,7 +1116,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
     /// The schema of `f(…).field`, where `f` is declared with a function type
     /// (`declare const f: F`, `type F = (…) => Reactive<State>`) and `State`
     /// declares `field`; an optional field may be `undefined`.
-    pub fn declared_call_member(&mut self, function: &str, field: &str) -> Option<Value> {
+    pub fn declared_call_member(&mut self, function: &str, field: &str, type_args: &[&TsType]) -> Option<Value> {
         let declared: &'a TsType = self.env.files.iter().filter_map(|f| f.module.as_ref()).find_map(|m| {
             m.body.iter().find_map(|item| {
                 let decl = match item {
@@ -1158,7 +1158,20 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             state = inner;
         }
         let (member, optional) = self.member_type(state, field)?;
+        // A generic function (`<T>(…) => …`) instantiated with the call's type arguments.
+        let params: Vec<String> = f
+            .type_params
+            .as_ref()
+            .map(|p| p.params.iter().map(|p| p.name.sym.to_string()).collect())
+            .unwrap_or_default();
+        if params.len() != type_args.len() && !params.is_empty() {
+            return None;
+        }
+        let bindings: HashMap<String, Value> =
+            params.into_iter().zip(type_args.iter().map(|t| self.ty(t)).collect::<Vec<_>>()).collect();
+        self.subst.push(bindings);
         let schema = self.ty(member);
+        self.subst.pop();
         Some(if optional { union_of(vec![json!({ "type": "undefined" }), schema], None) } else { schema })
     }
 
