@@ -575,6 +575,46 @@ fn infer_result(
     (Some(g.schema), notes)
 }
 
+/// Pattern factories the program can name, with their output types: any
+/// file's `const P = pattern<I, O>(…)`, and a default import (`import P from
+/// "./p.tsx"`) of a program file whose default export is such a pattern.
+fn register_pattern_outputs<'a>(env: &mut TypeEnv<'a>, files: &[(String, String)], parsed: &'a [Parsed]) {
+    let output_of = |c: &'a CallExpr| -> Option<&'a TsType> {
+        let Callee::Expr(callee) = &c.callee else { return None };
+        if !matches!(&**callee, Expr::Ident(id) if id.sym == *"pattern") {
+            return None;
+        }
+        c.type_args.as_ref().and_then(|a| a.params.get(1)).map(|b| &**b)
+    };
+    for (i, p) in parsed.iter().enumerate() {
+        let Some(module) = &p.module else { continue };
+        for (name, init) in top_level_bindings(module) {
+            if let Expr::Call(c) = init
+                && let Some(output) = output_of(c)
+            {
+                env.add_pattern_output(name, output);
+            }
+        }
+        for item in &module.body {
+            let ModuleItem::ModuleDecl(ModuleDecl::Import(import)) = item else { continue };
+            let Some(local) = import.specifiers.iter().find_map(|s| match s {
+                swc_ecma_ast::ImportSpecifier::Default(d) => Some(d.local.sym.to_string()),
+                _ => None,
+            }) else {
+                continue;
+            };
+            let spec = import.src.value.to_string_lossy();
+            let Some(target) = resolve_relative(&files[i].0, &spec, |p| files.iter().any(|(x, _)| x == p)) else {
+                continue;
+            };
+            let Some(j) = files.iter().position(|(x, _)| *x == target) else { continue };
+            if let Some(output) = pattern_call(&parsed[j]).and_then(output_of) {
+                env.add_pattern_output(&local, output);
+            }
+        }
+    }
+}
+
 /// The explicit type arguments of the entry's calls and `new` expressions
 /// (`wish<T>`, `new Writable<T>`, `handler<E, C>`, inner `pattern<I, O>`, …),
 /// inner calls first, then in source order, leaving out the main `pattern`
@@ -621,7 +661,8 @@ pub fn program_contract(files: &[(String, String)]) -> Contract {
 /// platform's API for `commonfabric`, as the compiler resolves it.
 pub fn program_contract_with(files: &[(String, String)], declarations: &[Parsed]) -> Contract {
     let parsed: Vec<Parsed> = files.iter().map(|(p, t)| parse(p, t)).collect();
-    let env = TypeEnv::with_declarations(&parsed, declarations);
+    let mut env = TypeEnv::with_declarations(&parsed, declarations);
+    register_pattern_outputs(&mut env, files, &parsed);
     let mut notes = Vec::new();
     let Some(call) = parsed.first().and_then(pattern_call) else {
         return Contract {
@@ -823,6 +864,26 @@ export default pattern<Record<string, never>>(() => {
         // Without the declarations it needs a checker, and says so.
         let c = program_contract(&[("main.tsx".into(), entry.into())]);
         assert!(c.notes.iter().any(|n| n.contains("`text`")), "{:?}", c.notes);
+    }
+
+    #[test]
+    fn return_type_of_a_pattern_factory_is_its_output() {
+        let entry = r#"import { pattern } from "commonfabric";
+import Child from "./child.tsx";
+const Local = pattern<{ a: string }, LocalOut>(({ a }) => ({ b: a }));
+interface LocalOut { b: string }
+interface Output { child: ReturnType<typeof Child>; local: ReturnType<typeof Local> }
+export default pattern<Record<string, never>, Output>(() => ({ child: Child({}), local: Local({ a: "x" }) }));
+"#;
+        let child = r#"import { pattern } from "commonfabric";
+export interface ChildOut { count: number }
+export default pattern<Record<string, never>, ChildOut>(() => ({ count: 1 }));
+"#;
+        let c = program_contract(&[("main.tsx".into(), entry.into()), ("child.tsx".into(), child.into())]);
+        let result = c.result_schema.unwrap();
+        assert_eq!(result["properties"]["child"], serde_json::json!({"$ref": "#/$defs/ChildOut"}));
+        assert_eq!(result["$defs"]["ChildOut"]["required"], serde_json::json!(["count"]));
+        assert_eq!(result["properties"]["local"], serde_json::json!({"$ref": "#/$defs/LocalOut"}));
     }
 
     #[test]

@@ -76,6 +76,9 @@ pub struct TypeEnv<'a> {
     literals: LiteralOrder,
     /// Local names of renamed imports (`import { A as B }`) → the declared name.
     renames: HashMap<String, String>,
+    /// Names bound to pattern factories (`const P = pattern<I, O>(…)`, or a
+    /// default import of a program file that exports one) → their output type.
+    pattern_outputs: HashMap<String, &'a TsType>,
 }
 
 impl<'a> TypeEnv<'a> {
@@ -124,7 +127,12 @@ impl<'a> TypeEnv<'a> {
             }
         }
         let literals = LiteralOrder::of_program(&files);
-        TypeEnv { files, decls, renames, anonymous: Default::default(), literals }
+        TypeEnv { files, decls, renames, pattern_outputs: HashMap::new(), anonymous: Default::default(), literals }
+    }
+
+    /// Record the output type of a pattern factory bound to `name`.
+    pub fn add_pattern_output(&mut self, name: &str, output: &'a TsType) {
+        self.pattern_outputs.entry(name.to_string()).or_insert(output);
     }
 
     /// The value of a JSON Schema written as a literal (the explicit form
@@ -1459,6 +1467,13 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                     && matches!(&q.expr_name, swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(id)) if id.sym == *"handler")
                 {
                     return json!({ "asCell": ["stream"] });
+                }
+                // `ReturnType<typeof P>` of a pattern factory: its output.
+                if let Some(TsType::TsTypeQuery(q)) = args.first()
+                    && let swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(id)) = &q.expr_name
+                    && let Some(output) = self.env.pattern_outputs.get(id.sym.as_ref()).copied()
+                {
+                    return self.ty(output);
                 }
                 if let Some(event) = args.first().and_then(|t| self.handler_event_of_typeof(t)) {
                     let inner = match event {
