@@ -508,7 +508,9 @@ fn infer_result(
             {
                 let MemberProp::Ident(field) = &m.prop else { unreachable!() };
                 let (function, type_args) = declared_call(unparen(&m.obj), &locals).unwrap();
-                generator.declared_call_member(function, &field.sym, &type_args)
+                generator
+                    .declared_call_member(function, &field.sym, &type_args)
+                    .or_else(|| generator.pattern_call_member(function, &field.sym))
             }
             // The `.length` of an array literal bound by name is a number; of
             // an `as const` one (a tuple), its literal length.

@@ -79,6 +79,9 @@ pub struct TypeEnv<'a> {
     /// Names bound to pattern factories (`const P = pattern<I, O>(…)`, or a
     /// default import of a program file that exports one) → their output type.
     pattern_outputs: HashMap<String, &'a TsType>,
+    /// How many of `files` are the program's own; the rest are declaration
+    /// files, whose JSDoc the compiler never carries into a schema.
+    program_files: usize,
 }
 
 impl<'a> TypeEnv<'a> {
@@ -127,7 +130,15 @@ impl<'a> TypeEnv<'a> {
             }
         }
         let literals = LiteralOrder::of_program(&files);
-        TypeEnv { files, decls, renames, pattern_outputs: HashMap::new(), anonymous: Default::default(), literals }
+        TypeEnv {
+            files,
+            decls,
+            renames,
+            pattern_outputs: HashMap::new(),
+            program_files: program.len(),
+            anonymous: Default::default(),
+            literals,
+        }
     }
 
     /// Record the output type of a pattern factory bound to `name`.
@@ -217,6 +228,9 @@ impl<'a> TypeEnv<'a> {
     }
 
     fn jsdoc(&self, file: usize, pos: BytePos) -> Option<String> {
+        if file >= self.program_files {
+            return None;
+        }
         let comments = self.files[file].comments.get_leading(pos)?;
         let doc = comments.iter().rev().find(|c| c.text.starts_with('*'))?;
         let lines: Vec<&str> = doc
@@ -1180,6 +1194,15 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         self.subst.push(bindings);
         let schema = self.ty(member);
         self.subst.pop();
+        Some(if optional { union_of(vec![json!({ "type": "undefined" }), schema], None) } else { schema })
+    }
+
+    /// The schema of `P(…).field`, where `P` is a pattern factory whose output
+    /// type declares `field` (see [`TypeEnv::add_pattern_output`]).
+    pub fn pattern_call_member(&mut self, factory: &str, field: &str) -> Option<Value> {
+        let output = self.env.pattern_outputs.get(factory).copied()?;
+        let (member, optional) = self.member_type(output, field)?;
+        let schema = self.ty(member);
         Some(if optional { union_of(vec![json!({ "type": "undefined" }), schema], None) } else { schema })
     }
 
