@@ -1000,3 +1000,130 @@ export default pattern(({ a }: { a: string }) => ({ n: a.length }));
         assert!(c.notes.iter().any(|n| n.contains("`n` needs a type checker")), "{:?}", c.notes);
     }
 }
+
+#[cfg(test)]
+mod property_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Fragments of pattern programs; random sequences of them make programs
+    /// that are often broken and sometimes cyclic, in the forms the schema
+    /// generator handles.
+    const FRAGMENTS: [&str; 40] = [
+        "interface A {",
+        "interface B extends A {",
+        "interface L extends ReadonlyArray<A> {}",
+        "a: string;",
+        "b?: A | null;",
+        "c: A[];",
+        "d: \"x\" | \"y\" | Default<\"x\">;",
+        "e: Writable<B | null>;",
+        "f: Record<number, A>;",
+        "g: Omit<A, \"a\">;",
+        "h: (typeof C)[number];",
+        "i: ReturnType<typeof h>;",
+        "j: A[\"a\"];",
+        "k: Reactive<Stream<A>>;",
+        "}",
+        "type T = A | T[] | null;",
+        "type U = T | boolean | any;",
+        "const C = [\"p\", 1, true] as const;",
+        "const h = handler<void, { n: Writable<number> }>((_, s) => {});",
+        "const P = pattern<A, B>(() => ({}));",
+        "import Child from \"./b.tsx\";",
+        "import { A as Z } from \"./b.tsx\";",
+        "export default pattern<A, B>((state) => {",
+        "export default pattern(({ a }: A) => ({ a, n: C.length }), false as const, { type: \"object\" });",
+        "const draft = new Writable.perSession(\"\");",
+        "const s = action(() => draft.get());",
+        "const w = wish<A[]>({ query: \"#a\" });",
+        "const r = generateText({ prompt: \"q\" });",
+        "return { [NAME]: \"n\", [UI]: <div />, s, t: r.result, c: Child({}).x, v: state.a };",
+        "});",
+        "(",
+        ")",
+        "{",
+        ";",
+        "<",
+        ">",
+        "|",
+        "&",
+        "Default<",
+        "Z",
+    ];
+
+    /// Type forms for the fields of a well-formed program whose types refer
+    /// to each other (so cycles through arrays, unions and aliases arise).
+    const TYPES: [&str; 24] = [
+        "string",
+        "A",
+        "B | null",
+        "A[]",
+        "T",
+        "T | null",
+        "\"x\" | \"y\" | Default<\"y\">",
+        "number | Default<3>",
+        "Writable<B | null>",
+        "Writable<A[] | Default<[]>>",
+        "Record<number, A>",
+        "Record<string, T>",
+        "Omit<A, \"f0\">",
+        "Pick<B, \"f1\" | \"f2\">",
+        "(typeof C)[number]",
+        "ReturnType<typeof h>",
+        "A[\"f0\"]",
+        "Reactive<Stream<A>>",
+        "L",
+        "any | Default<null>",
+        "boolean | string | null",
+        "Partial<B>",
+        "PerSession<Writable<string>>",
+        "Z",
+    ];
+
+    fn program(a: &[usize], b: &[usize], t: &[usize]) -> String {
+        let fields =
+            |ix: &[usize]| ix.iter().enumerate().map(|(n, &i)| format!("  f{n}: {};\n", TYPES[i])).collect::<String>();
+        let alias = t.iter().map(|&i| TYPES[i]).collect::<Vec<_>>().join(" | ");
+        let alias = if alias.is_empty() { "A".to_string() } else { alias };
+        format!(
+            "import {{ pattern, handler, Writable }} from \"commonfabric\";\n\
+             import {{ A as Z }} from \"./a.tsx\";\n\
+             const C = [\"p\", \"q\"] as const;\n\
+             const h = handler<void, {{ n: Writable<number> }}>((_, s) => {{}});\n\
+             interface A {{\n{}}}\ninterface B extends A {{\n{}}}\n\
+             interface L extends ReadonlyArray<A> {{}}\ntype T = {alias};\n\
+             export default pattern<A, B>((state) => {{\n  const w = wish<T[]>({{ query: \"#t\" }});\n  return {{ ...state }};\n}});\n",
+            fields(a),
+            fields(b)
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        #[test]
+        fn contracts_of_well_formed_cyclic_programs_never_panic(
+            a in proptest::collection::vec(0..TYPES.len(), 0..6),
+            b in proptest::collection::vec(0..TYPES.len(), 0..6),
+            t in proptest::collection::vec(0..TYPES.len(), 0..4),
+        ) {
+            let text = program(&a, &b, &t);
+            let c = program_contract(&[("a.tsx".to_string(), text.clone())]);
+            // A well-formed program always yields both schemas.
+            prop_assert!(c.argument_schema.is_some(), "{text}");
+            prop_assert!(c.result_schema.is_some(), "{text}");
+        }
+
+        #[test]
+        fn contracts_never_panic_on_broken_or_cyclic_programs(
+            entry in proptest::collection::vec(0..FRAGMENTS.len(), 0..40),
+            other in proptest::collection::vec(0..FRAGMENTS.len(), 0..20),
+        ) {
+            let text = |ix: &[usize]| ix.iter().map(|&i| FRAGMENTS[i]).collect::<Vec<_>>().join("\n");
+            let files = [("a.tsx".to_string(), text(&entry)), ("b.tsx".to_string(), text(&other))];
+            let _ = program_contract(&files);
+            let api = [parse("commonfabric/index.ts", &text(&other))];
+            let _ = program_contract_with(&files, &api);
+        }
+    }
+}

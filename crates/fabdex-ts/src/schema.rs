@@ -273,6 +273,9 @@ pub struct SchemaGen<'e, 'a> {
     /// Identities of the anonymous types being generated (outermost first),
     /// to notice an anonymous type that contains itself.
     anon_stack: Vec<String>,
+    /// Declarations being expanded inline (intersection parts, `Pick`/`Omit`
+    /// targets): met again, they are cyclic and are not expanded twice.
+    inline_stack: Vec<String>,
 }
 
 fn hashtags(text: &str) -> Vec<String> {
@@ -558,6 +561,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             subst: Vec::new(),
             result: false,
             anon_stack: Vec::new(),
+            inline_stack: Vec::new(),
         }
     }
 
@@ -1037,7 +1041,15 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                     && let TsLit::Str(key) = &l.lit
                     && let Some(member) = self.named_member(&id.sym, &key.value.to_string_lossy())
                 {
-                    return self.ty(member);
+                    // `A["f"]` whose type is `A["f"]` again is circular (a type error).
+                    let access = format!("{}[{}]", id.sym, key.value.to_string_lossy());
+                    if self.inline_stack.contains(&access) {
+                        return self.unsupported(format!("circular indexed access `{access}`"));
+                    }
+                    self.inline_stack.push(access);
+                    let schema = self.ty(member);
+                    self.inline_stack.pop();
+                    return schema;
                 }
                 self.unsupported("indexed access type".into())
             }
@@ -1214,8 +1226,14 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             && let TsEntityName::Ident(id) = &r.type_name
             && self.subst.last().is_none_or(|m| !m.contains_key(id.sym.as_ref()))
         {
-            if self.env.decls.contains_key(id.sym.as_ref()) && self.generic_params(&id.sym).is_none() {
-                return self.named_body(&id.sym);
+            if self.env.decls.contains_key(id.sym.as_ref())
+                && self.generic_params(&id.sym).is_none()
+                && !self.inline_stack.iter().any(|n| n == id.sym.as_ref())
+            {
+                self.inline_stack.push(id.sym.to_string());
+                let body = self.named_body(&id.sym);
+                self.inline_stack.pop();
+                return body;
             }
             if id.sym == *"UIRenderable" {
                 return ui_renderable();
@@ -1349,7 +1367,15 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         let target = *args.first()?;
         let mut body = match target {
             TsType::TsTypeRef(r) if r.type_params.is_none() => match &r.type_name {
-                TsEntityName::Ident(id) if self.env.decls.contains_key(id.sym.as_ref()) => self.named_body(&id.sym),
+                TsEntityName::Ident(id)
+                    if self.env.decls.contains_key(id.sym.as_ref())
+                        && !self.inline_stack.iter().any(|n| n == id.sym.as_ref()) =>
+                {
+                    self.inline_stack.push(id.sym.to_string());
+                    let body = self.named_body(&id.sym);
+                    self.inline_stack.pop();
+                    body
+                }
                 _ => return None,
             },
             TsType::TsTypeLit(_) => self.ty(target),
