@@ -90,7 +90,7 @@ impl Ctx<'_> {
 }
 
 /// Parentheses, `as` and `satisfies` around an expression do not change what it is.
-fn strip(expr: &Expr) -> &Expr {
+pub(crate) fn strip(expr: &Expr) -> &Expr {
     match expr {
         Expr::Paren(p) => strip(&p.expr),
         Expr::TsAs(a) => strip(&a.expr),

@@ -15,12 +15,13 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 use swc_ecma_ast::{
-    Decl, ExportAll, ImportDecl, ModuleDecl, ModuleItem, NamedExport, Number, PropName, Stmt, Str, Tpl, TsEntityName,
-    TsEnumDecl, TsImportType, TsInterfaceDecl, TsTplLitType, TsTypeAliasDecl, TsTypeRef,
+    ExportAll, ImportDecl, NamedExport, Number, PropName, Str, Tpl, TsEntityName, TsImportType, TsInterfaceDecl,
+    TsTplLitType, TsTypeAliasDecl, TsTypeRef,
 };
 use swc_ecma_visit::{Visit, VisitWith};
 
 use crate::extract::Parsed;
+use crate::schema::DeclRef;
 
 /// The literals TypeScript's checker creates before it reads any source, in
 /// creation order: the empty string, zero, then the `typeof` result names.
@@ -42,8 +43,9 @@ fn key(v: &Value) -> Option<String> {
 }
 
 impl LiteralOrder {
-    /// Ranks for a program whose `files[0]` is the entry.
-    pub fn of_program(files: &[&Parsed]) -> LiteralOrder {
+    /// Ranks for a program given its entry and the declarations by name
+    /// (the schema generator's, so both resolve a name the same way).
+    pub(crate) fn of_program(entry: Option<&Parsed>, decls: &HashMap<String, DeclRef>) -> LiteralOrder {
         let mut order = LiteralOrder::default();
         // "" first, then 0, then the typeof names (the checker's start-up order).
         order.note(Value::String(String::new()));
@@ -51,27 +53,8 @@ impl LiteralOrder {
         for s in &PRE_CREATED_STRINGS[1..] {
             order.note(Value::String((*s).to_string()));
         }
-        let mut decls: HashMap<String, DeclNode> = HashMap::new();
-        for f in files {
-            let Some(module) = &f.module else { continue };
-            for item in &module.body {
-                let decl = match item {
-                    ModuleItem::Stmt(Stmt::Decl(d)) => d,
-                    ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => &e.decl,
-                    _ => continue,
-                };
-                let (name, node) = match decl {
-                    Decl::TsInterface(i) => (i.id.sym.to_string(), DeclNode::Interface(i)),
-                    Decl::TsTypeAlias(a) => (a.id.sym.to_string(), DeclNode::Alias(a)),
-                    Decl::TsEnum(e) => (e.id.sym.to_string(), DeclNode::Enum(e)),
-                    _ => continue,
-                };
-                // First file wins, as in the schema generator's environment.
-                decls.entry(name).or_insert(node);
-            }
-        }
-        if let Some(module) = files.first().and_then(|f| f.module.as_ref()) {
-            let mut collector = Collector { order: &mut order, decls: &decls, resolved: HashSet::new() };
+        if let Some(module) = entry.and_then(|f| f.module.as_ref()) {
+            let mut collector = Collector { order: &mut order, decls, resolved: HashSet::new() };
             module.visit_with(&mut collector);
         }
         order
@@ -96,16 +79,9 @@ impl LiteralOrder {
     }
 }
 
-#[derive(Clone, Copy)]
-enum DeclNode<'a> {
-    Interface(&'a TsInterfaceDecl),
-    Alias(&'a TsTypeAliasDecl),
-    Enum(&'a TsEnumDecl),
-}
-
 struct Collector<'o, 'd, 'a> {
     order: &'o mut LiteralOrder,
-    decls: &'d HashMap<String, DeclNode<'a>>,
+    decls: &'d HashMap<String, DeclRef<'a>>,
     /// Declarations already read (by reference or in text order).
     resolved: HashSet<String>,
 }
@@ -122,9 +98,9 @@ impl Collector<'_, '_, '_> {
             return;
         }
         match node {
-            DeclNode::Interface(i) => i.visit_children_with(self),
-            DeclNode::Alias(a) => a.visit_children_with(self),
-            DeclNode::Enum(e) => e.visit_children_with(self),
+            DeclRef::Interface(_, i) => i.visit_children_with(self),
+            DeclRef::Alias(_, a) => a.visit_children_with(self),
+            DeclRef::Enum(e) => e.visit_children_with(self),
         }
     }
 }
@@ -179,7 +155,6 @@ impl Visit for Collector<'_, '_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::extract::parse;
     use serde_json::json;
 
@@ -196,7 +171,8 @@ g("late");"#,
             ),
             parse("other.ts", r#"export type B = "user" | "late"; export const unused = "never";"#),
         ];
-        let order = LiteralOrder::of_program(&files.iter().collect::<Vec<_>>());
+        let env = crate::schema::TypeEnv::new(&files);
+        let order = env.literal_order();
         let mut values = vec![
             json!(null),
             json!("late"),

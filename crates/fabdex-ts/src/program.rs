@@ -14,8 +14,8 @@ use swc_ecma_ast::{
 use swc_common::Spanned;
 use swc_ecma_visit::{Visit, VisitWith};
 
-use crate::extract::{Parsed, parse, top_level_bindings};
-use crate::schema::{SchemaGen, TypeEnv};
+use crate::extract::{Parsed, parse, strip, top_level_bindings};
+use crate::schema::{SchemaGen, TypeEnv, is_default_ref, is_stream_schema};
 
 /// The order in which a relative specifier is tried against the files that exist.
 pub const RESOLUTION_SUFFIXES: [&str; 8] = ["", ".ts", ".tsx", ".js", ".jsx", ".mts", ".mjs", ".d.ts"];
@@ -226,7 +226,7 @@ fn mark_wrapper_tier<'a>(
         |name: &str| session_names.iter().any(|n| n == name) || locals.get(name).is_some_and(|e| session_cell(e));
     fn resolve<'a>(mut e: &'a Expr, locals: &HashMap<&str, &'a Expr>, module: &HashMap<&str, &'a Expr>) -> &'a Expr {
         for _ in 0..8 {
-            let inner = strip_wrappers(e);
+            let inner = strip(e);
             match inner {
                 Expr::Ident(id) => match locals.get(id.sym.as_ref()).or_else(|| module.get(id.sym.as_ref())) {
                     Some(next) => e = next,
@@ -235,7 +235,7 @@ fn mark_wrapper_tier<'a>(
                 _ => return inner,
             }
         }
-        strip_wrappers(e)
+        strip(e)
     }
     let resolve = |e: &'a Expr| resolve(e, &locals, &module_consts);
     let mut wrappers: Vec<String> = Vec::new();
@@ -259,7 +259,7 @@ fn mark_wrapper_tier<'a>(
         let Callee::Expr(callee) = &applied.callee else { continue };
         let wrapper = match resolve(callee) {
             // `action(() => …)`: no event; its state is what it captures.
-            Expr::Ident(id) if id.sym == *"action" => match applied.args.first().map(|a| strip_wrappers(&a.expr)) {
+            Expr::Ident(id) if id.sym == *"action" => match applied.args.first().map(|a| strip(&a.expr)) {
                 Some(Expr::Arrow(arrow)) if arrow.params.is_empty() => {
                     let mut names = Vec::new();
                     collect_identifiers(&arrow.body, &mut names);
@@ -278,12 +278,12 @@ fn mark_wrapper_tier<'a>(
                 let state_scoped = types
                     .and_then(|t| t.get(1))
                     .is_some_and(|c| has_session_scope(&SchemaGen::new(env).root(c).schema));
-                let bound = applied.args.first().map(|a| strip_wrappers(&a.expr)).is_some_and(|b| match b {
+                let bound = applied.args.first().map(|a| strip(&a.expr)).is_some_and(|b| match b {
                     Expr::Object(o) => o.props.iter().any(|p| match p {
                         PropOrSpread::Prop(p) => match &**p {
                             Prop::Shorthand(id) => session_bound(&id.sym),
                             Prop::KeyValue(kv) => {
-                                matches!(strip_wrappers(&kv.value), Expr::Ident(id) if session_bound(&id.sym))
+                                matches!(strip(&kv.value), Expr::Ident(id) if session_bound(&id.sym))
                             }
                             _ => false,
                         },
@@ -301,12 +301,11 @@ fn mark_wrapper_tier<'a>(
     }
     let Some(props) = result.get_mut("properties").and_then(|p| p.as_object_mut()) else { return };
     for name in wrappers {
-        if let Some(Value::Object(schema)) = props.get_mut(&name) {
-            let is_stream =
-                schema.get("asCell").and_then(|a| a.as_array()).is_some_and(|a| a.iter().any(|x| x == "stream"));
-            if is_stream && !schema.contains_key("tier") {
-                schema.insert("tier".into(), json!("wrapper"));
-            }
+        if let Some(schema) = props.get_mut(&name)
+            && is_stream_schema(schema)
+            && schema.get("tier").is_none()
+        {
+            schema["tier"] = json!("wrapper");
         }
     }
 }
@@ -317,17 +316,6 @@ fn has_session_scope(v: &Value) -> bool {
         Value::Object(m) => m.iter().any(|(k, x)| (k == "scope" && x == "session") || has_session_scope(x)),
         Value::Array(a) => a.iter().any(has_session_scope),
         _ => false,
-    }
-}
-
-/// Parentheses, `as` and `satisfies` removed.
-fn strip_wrappers(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip_wrappers(&p.expr),
-        Expr::TsAs(a) => strip_wrappers(&a.expr),
-        Expr::TsSatisfies(s) => strip_wrappers(&s.expr),
-        Expr::TsConstAssertion(c) => strip_wrappers(&c.expr),
-        other => other,
     }
 }
 
@@ -357,15 +345,13 @@ fn declared_call<'e>(e: &Expr, locals: &HashMap<&str, &'e Expr>) -> Option<(&'e 
 
 /// Whether a field type carries a default: `Default<T, V>` or `T | Default<V>`.
 fn has_default(t: &TsType) -> bool {
-    let is_default = |t: &TsType| matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, swc_ecma_ast::TsEntityName::Ident(id) if id.sym == *"Default"));
     match t {
         TsType::TsUnionOrIntersectionType(swc_ecma_ast::TsUnionOrIntersectionType::TsUnionType(u)) => {
-            u.types.iter().any(|m| is_default(m))
+            u.types.iter().any(|m| is_default_ref(m))
         }
-        other => is_default(other),
+        other => is_default_ref(other),
     }
 }
-
 /// `new Writable<T>(init)`, `new Cell(init)`, `Writable.of<T>(init)`,
 /// `Writable.perSession(init)` and `cell<T>(init)`: the written type argument
 /// and the initial value.

@@ -57,7 +57,7 @@ fn scope_of(name: &str) -> Option<&'static str> {
 
 /// A type declaration found in a program file.
 #[derive(Clone, Copy)]
-enum DeclRef<'a> {
+pub(crate) enum DeclRef<'a> {
     Interface(usize, &'a TsInterfaceDecl),
     Alias(usize, &'a TsTypeAliasDecl),
     Enum(&'a TsEnumDecl),
@@ -129,7 +129,7 @@ impl<'a> TypeEnv<'a> {
                 }
             }
         }
-        let literals = LiteralOrder::of_program(&files);
+        let literals = LiteralOrder::of_program(files.first().copied(), &decls);
         TypeEnv {
             files,
             decls,
@@ -139,6 +139,22 @@ impl<'a> TypeEnv<'a> {
             anonymous: Default::default(),
             literals,
         }
+    }
+
+    /// The initializer of a top-level `const` (or `let`) named `name` in any
+    /// file of the program or its declarations (first file wins).
+    fn top_level_const(&self, name: &str) -> Option<&'a Expr> {
+        self.files
+            .iter()
+            .filter_map(|f| f.module.as_ref())
+            .find_map(|m| top_level_bindings(m).find(|(n, _)| *n == name))
+            .map(|(_, init)| init)
+    }
+
+    /// The compiler's order for this program's literal union members.
+    #[cfg(test)]
+    pub(crate) fn literal_order(&self) -> &LiteralOrder {
+        &self.literals
     }
 
     /// Record the output type of a pattern factory bound to `name`.
@@ -159,13 +175,7 @@ impl<'a> TypeEnv<'a> {
         if depth > 16 {
             return None;
         }
-        let constant = |name: &str| {
-            self.files
-                .iter()
-                .filter_map(|f| f.module.as_ref())
-                .find_map(|m| top_level_bindings(m).find(|(n, _)| *n == name))
-                .and_then(|(_, init)| self.schema_literal_at(init, depth + 1))
-        };
+        let constant = |name: &str| self.top_level_const(name).and_then(|init| self.schema_literal_at(init, depth + 1));
         let marker = |name: &str| matches!(name, "NAME" | "UI" | "SELF").then(|| Value::String(format!("${name}")));
         Some(match e {
             Expr::Ident(id) => marker(&id.sym).or_else(|| constant(&id.sym))?,
@@ -642,12 +652,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
 
     /// The JSON value of a top-level `const NAME = <literal>` in the program.
     fn const_value(&self, name: &str) -> Option<Value> {
-        self.env
-            .files
-            .iter()
-            .filter_map(|f| f.module.as_ref())
-            .find_map(|m| top_level_bindings(m).find(|(n, _)| *n == name))
-            .and_then(|(_, init)| expr_value(init))
+        self.env.top_level_const(name).and_then(expr_value)
     }
 
     /// `JSX.Element`, and the type of JSX written in a returned object: the
@@ -908,11 +913,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                     };
                     describe(&mut schema, self.env.jsdoc(self.file, p.span.lo));
                     // A `@deprecated` stream (a verb) is marked `deprecated: true`.
-                    let is_stream = schema
-                        .get("asCell")
-                        .and_then(|a| a.as_array())
-                        .is_some_and(|a| a.iter().any(|x| x == "stream"));
-                    if is_stream && self.env.jsdoc_has_tag(self.file, p.span.lo, "deprecated") {
+                    if is_stream_schema(&schema) && self.env.jsdoc_has_tag(self.file, p.span.lo, "deprecated") {
                         schema["deprecated"] = Value::Bool(true);
                     }
                     let optional = p.optional || is_default_with_undefined(t);
@@ -1248,14 +1249,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
     fn handler_event_of_typeof(&self, t: &TsType) -> Option<Option<&'a TsType>> {
         let TsType::TsTypeQuery(q) = t else { return None };
         let swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(name)) = &q.expr_name else { return None };
-        let init: &'a Expr = self
-            .env
-            .files
-            .iter()
-            .filter_map(|f| f.module.as_ref())
-            .find_map(|m| top_level_bindings(m).find(|(n, _)| *n == name.sym.as_ref()))?
-            .1;
-        let Expr::Call(call) = init else { return None };
+        let Expr::Call(call) = self.env.top_level_const(&name.sym)? else { return None };
         let swc_ecma_ast::Callee::Expr(callee) = &call.callee else { return None };
         if !matches!(&**callee, Expr::Ident(id) if id.sym == *"handler") {
             return None;
@@ -1275,14 +1269,7 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         if !matches!(&*ia.index_type, TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNumberKeyword) {
             return None;
         }
-        let init = self
-            .env
-            .files
-            .iter()
-            .filter_map(|f| f.module.as_ref())
-            .find_map(|m| top_level_bindings(m).find(|(n, _)| *n == name.sym.as_ref()))?
-            .1;
-        let Expr::TsConstAssertion(c) = init else { return None };
+        let Expr::TsConstAssertion(c) = self.env.top_level_const(&name.sym)? else { return None };
         let Value::Array(values) = expr_value(&c.expr)? else { return None };
         let mut unique: Vec<Value> = Vec::new();
         for v in values {
@@ -1785,6 +1772,11 @@ fn collection_base(e: &swc_ecma_ast::TsExprWithTypeArgs) -> Option<(&'static str
     }
 }
 
+/// Whether a schema is stream-marked (`asCell` holds `"stream"`): a verb.
+pub(crate) fn is_stream_schema(schema: &Value) -> bool {
+    schema.get("asCell").and_then(|a| a.as_array()).is_some_and(|a| a.iter().any(|x| x == "stream"))
+}
+
 /// The platform's `UIRenderable`: anything with a `[UI]` VNode.
 fn ui_renderable() -> Value {
     json!({
@@ -1795,7 +1787,7 @@ fn ui_renderable() -> Value {
 }
 
 /// `Default<…>`, as a union member.
-fn is_default_ref(t: &TsType) -> bool {
+pub(crate) fn is_default_ref(t: &TsType) -> bool {
     matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, TsEntityName::Ident(id) if id.sym == *"Default"))
 }
 
