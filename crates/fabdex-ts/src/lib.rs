@@ -14,10 +14,11 @@
 
 /// Version of the extraction output (per-file extract + outline, and program
 /// contracts, which the snapshot id must cover too); bump when either changes.
-pub const EXTRACTOR_VERSION: u32 = 3;
+pub const EXTRACTOR_VERSION: u32 = 4;
 
 pub mod cf_spec;
 mod extract;
+mod infer;
 mod literal_order;
 pub mod outline;
 pub mod program;

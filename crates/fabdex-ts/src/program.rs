@@ -15,6 +15,7 @@ use swc_common::Spanned;
 use swc_ecma_visit::{Visit, VisitWith};
 
 use crate::extract::{Parsed, parse, strip, top_level_bindings};
+use crate::infer::{Binding, Scope, bind_declarators, expr_schema};
 use crate::schema::{SchemaGen, TypeEnv, is_default_ref, is_stream_schema};
 
 /// The order in which a relative specifier is tried against the files that exist.
@@ -344,7 +345,7 @@ fn declared_call<'e>(e: &Expr, locals: &HashMap<&str, &'e Expr>) -> Option<(&'e 
 }
 
 /// Whether a field type carries a default: `Default<T, V>` or `T | Default<V>`.
-fn has_default(t: &TsType) -> bool {
+pub(crate) fn has_default(t: &TsType) -> bool {
     match t {
         TsType::TsUnionOrIntersectionType(swc_ecma_ast::TsUnionOrIntersectionType::TsUnionType(u)) => {
             u.types.iter().any(|m| is_default_ref(m))
@@ -353,8 +354,8 @@ fn has_default(t: &TsType) -> bool {
     }
 }
 /// `new Writable<T>(init)`, `new Cell(init)`, `Writable.of<T>(init)`,
-/// `Writable.perSession(init)` and `cell<T>(init)`: the written type argument
-/// and the initial value.
+/// `Writable.perSession(init)` and `cell<T>(init)`, each optionally named with
+/// `.for(cause)`: the written type argument and the initial value.
 fn cell_constructor(e: &Expr) -> Option<(Option<&TsType>, Option<&Expr>)> {
     let is_cell = |name: &str| matches!(name, "Writable" | "Cell");
     match e {
@@ -371,6 +372,12 @@ fn cell_constructor(e: &Expr) -> Option<(Option<&TsType>, Option<&Expr>)> {
         }
         Expr::Call(c) => {
             let Callee::Expr(callee) = &c.callee else { return None };
+            // `.for(cause)` names a cell and returns the same cell.
+            if let Expr::Member(m) = &**callee
+                && matches!(&m.prop, MemberProp::Ident(p) if p.sym == *"for")
+            {
+                return cell_constructor(unparen(&m.obj));
+            }
             let callee_ok = match &**callee {
                 Expr::Ident(id) => id.sym == *"cell",
                 Expr::Member(m) => {
@@ -415,6 +422,10 @@ fn infer_result(
     let mut properties = serde_json::Map::new();
     let mut required = Vec::new();
     let mut notes = Vec::new();
+    let (top_frame, body_frame) = binding_frames(call, module);
+    let mut scope = Scope::new(top_frame, body_frame, input, params.clone());
+    let mut rebuilt_properties: Vec<(String, Value)> = Vec::new();
+    let mut forces_rebuild = false;
     for prop in &object.props {
         let PropOrSpread::Prop(prop) = prop else {
             notes.push("result: spread in the returned object".into());
@@ -445,6 +456,7 @@ fn infer_result(
             Some(Expr::Ident(i)) => Some(i.sym.to_string()),
             _ => None,
         };
+        let written = value;
         // `state.value`, where `state` is the whole input, is the field `value`.
         let input_field = match value.map(unparen) {
             Some(Expr::Member(m)) => match (&*m.obj, &m.prop) {
@@ -469,7 +481,13 @@ fn infer_result(
             }
             _ => value,
         };
+        // A name bound with a written type (`const x: T = …`) has that type.
+        let written_type = ident
+            .as_deref()
+            .filter(|name| !params.contains(&name.to_string()))
+            .and_then(|name| scope.written_type(name));
         let schema = match value.map(unparen) {
+            _ if written_type.is_some() => written_type.map(|t| generator.ty(t)),
             _ if unbound_handler => Some(json!({ "asCell": ["stream"] })),
             // A bound handler or an action is a stream of its event.
             Some(Expr::Call(c)) if stream_event(c, handlers).is_some() => {
@@ -531,7 +549,7 @@ fn infer_result(
                 }
             }
             Some(Expr::JSXElement(_) | Expr::JSXFragment(_)) => Some(generator.jsx_element()),
-            _ => match (input_field.or(ident.filter(|name| params.contains(name))), input) {
+            _ => match (input_field.or(ident.clone().filter(|name| params.contains(name))), input) {
                 (Some(name), Some(input)) => match generator.member_type(input, &name) {
                     // The destructured value has the field's type with its `Default`
                     // resolved away (so an optional field with a default is present).
@@ -546,12 +564,49 @@ fn infer_result(
                 _ => None,
             },
         };
+        // Failing the forms above, what syntax decides of the value's type.
+        let schema = schema.or_else(|| value.and_then(|v| expr_schema(v, &mut scope, &mut generator)));
+        // What the compiler's per-property rebuild would give instead (see
+        // `rebuild_needed`): a literal keeps its literal type, and a name
+        // with a written type keeps that type.
+        let explicit = ident.as_deref().and_then(|name| {
+            if params.iter().any(|p| p == name) {
+                // Measured: the rebuilt type of a destructured field keeps its
+                // written type (and default) only when a scope wraps it.
+                let (t, _) = generator.member_type(input?, name)?;
+                (preserved_binding_type(t) && mentions_scope_wrapper(t)).then_some(t)
+            } else {
+                scope.written_type(name)
+            }
+        });
+        forces_rebuild |= explicit.is_some_and(mentions_scope_wrapper);
+        let rebuilt = match written.map(unparen) {
+            Some(Expr::Lit(Lit::Str(s))) => Some(json!({ "type": "string", "enum": [s.value.to_string_lossy()] })),
+            Some(Expr::Tpl(t)) if t.exprs.is_empty() && t.quasis.len() == 1 => {
+                let text = t.quasis[0].cooked.as_ref().map(|c| c.to_string_lossy().into_owned());
+                text.map(|text| json!({ "type": "string", "enum": [text] }))
+            }
+            Some(Expr::Lit(Lit::Num(n))) => Some(json!({ "type": "number", "enum": [crate::schema::num(n.value)] })),
+            Some(Expr::Lit(Lit::Bool(b))) => Some(json!({ "type": "boolean", "enum": [b.value] })),
+            _ => explicit.map(|t| generator.ty(t)),
+        };
         match schema {
             Some(s) => {
+                rebuilt_properties.push((key.clone(), rebuilt.unwrap_or_else(|| s.clone())));
                 properties.insert(key.clone(), s);
                 required.push(key);
             }
             None => notes.push(format!("result: `{key}` needs a type checker to infer")),
+        }
+    }
+    // The compiler rebuilds an inferred result property by property when
+    // the inferred type mentions `any` or `unknown` outside a named type, or
+    // a returned name's written type carries a scope (`PerUser<…>`); the
+    // rebuild is dropped when any property is itself `any` or `unknown`.
+    let rebuild_needed = forces_rebuild || properties.values().any(mentions_any_or_unknown);
+    if rebuild_needed && !rebuilt_properties.iter().any(|(_, s)| is_any_or_unknown(s)) {
+        for (key, s) in rebuilt_properties {
+            properties.insert(key, s);
         }
     }
     let mut schema = json!({ "type": "object", "properties": properties });
@@ -561,6 +616,125 @@ fn infer_result(
     let g = generator.finish_with(schema);
     notes.extend(g.unsupported.into_iter().map(|u| format!("result: {u}")));
     (Some(g.schema), notes)
+}
+
+/// The bindings of the module's top level and of the pattern body, for
+/// reading the types of the names a result returns.
+fn binding_frames<'x>(
+    call: &'x CallExpr,
+    module: Option<&'x swc_ecma_ast::Module>,
+) -> (HashMap<&'x str, Binding<'x>>, HashMap<&'x str, Binding<'x>>) {
+    let mut top = HashMap::new();
+    for item in module.map(|m| m.body.as_slice()).unwrap_or_default() {
+        match item {
+            ModuleItem::Stmt(Stmt::Decl(Decl::Var(v))) => bind_declarators(&v.decls, &mut top),
+            ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => {
+                if let Decl::Var(v) = &e.decl {
+                    bind_declarators(&v.decls, &mut top)
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut body = HashMap::new();
+    if let Some(Expr::Arrow(arrow)) = call.args.first().map(|a| &*a.expr)
+        && let ArrowFunctionBody::FunctionBody(block) = &*arrow.body
+    {
+        for stmt in &block.stmts {
+            if let Stmt::Decl(Decl::Var(v)) = stmt {
+                bind_declarators(&v.decls, &mut body);
+            }
+        }
+    }
+    (top, body)
+}
+
+/// Whether the compiler keeps a destructured field's written type as the
+/// value's type: `Default<…>`, a scope (`PerUser<…>`, …), or a `Writable`
+/// of one, alone or in a union or intersection.
+fn preserved_binding_type(t: &TsType) -> bool {
+    match t {
+        TsType::TsParenthesizedType(p) => preserved_binding_type(&p.type_ann),
+        TsType::TsTypeRef(r) => {
+            let name = match &r.type_name {
+                swc_ecma_ast::TsEntityName::Ident(i) => i.sym.as_ref(),
+                swc_ecma_ast::TsEntityName::TsQualifiedName(q) => q.right.sym.as_ref(),
+            };
+            match name {
+                "Writable" => {
+                    r.type_params.as_ref().is_some_and(|a| a.params.iter().any(|t| preserved_binding_type(t)))
+                }
+                "PerSpace" | "PerUser" | "PerSession" | "PerAny" | "Default" => true,
+                _ => false,
+            }
+        }
+        TsType::TsUnionOrIntersectionType(u) => match u {
+            swc_ecma_ast::TsUnionOrIntersectionType::TsUnionType(u) => {
+                u.types.iter().any(|t| preserved_binding_type(t))
+            }
+            swc_ecma_ast::TsUnionOrIntersectionType::TsIntersectionType(i) => {
+                i.types.iter().any(|t| preserved_binding_type(t))
+            }
+        },
+        _ => false,
+    }
+}
+
+/// Whether a written type mentions a scope wrapper (`PerUser<…>`, …) in a
+/// type argument, a union or intersection member, an array element or a
+/// property of a type literal.
+fn mentions_scope_wrapper(t: &TsType) -> bool {
+    match t {
+        TsType::TsParenthesizedType(p) => mentions_scope_wrapper(&p.type_ann),
+        TsType::TsTypeRef(r) => {
+            let name = match &r.type_name {
+                swc_ecma_ast::TsEntityName::Ident(i) => i.sym.as_ref(),
+                swc_ecma_ast::TsEntityName::TsQualifiedName(q) => q.right.sym.as_ref(),
+            };
+            matches!(name, "PerSpace" | "PerUser" | "PerSession" | "PerAny")
+                || r.type_params.as_ref().is_some_and(|a| a.params.iter().any(|t| mentions_scope_wrapper(t)))
+        }
+        TsType::TsUnionOrIntersectionType(u) => match u {
+            swc_ecma_ast::TsUnionOrIntersectionType::TsUnionType(u) => {
+                u.types.iter().any(|t| mentions_scope_wrapper(t))
+            }
+            swc_ecma_ast::TsUnionOrIntersectionType::TsIntersectionType(i) => {
+                i.types.iter().any(|t| mentions_scope_wrapper(t))
+            }
+        },
+        TsType::TsArrayType(a) => mentions_scope_wrapper(&a.elem_type),
+        TsType::TsTypeLit(l) => l.members.iter().any(|m| match m {
+            swc_ecma_ast::TsTypeElement::TsPropertySignature(p) => {
+                p.type_ann.as_ref().is_some_and(|a| mentions_scope_wrapper(&a.type_ann))
+            }
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+fn is_any_or_unknown(schema: &Value) -> bool {
+    *schema == Value::Bool(true) || *schema == json!({ "type": "unknown" })
+}
+
+/// Whether a generated schema has `any` (`true`) or `unknown` anywhere but
+/// inside a named type (`$defs`, reached by `$ref`), as the compiler's
+/// printed type would spell it out.
+fn mentions_any_or_unknown(schema: &Value) -> bool {
+    let Value::Object(map) = schema else { return *schema == Value::Bool(true) };
+    if map.get("type").and_then(Value::as_str) == Some("unknown") {
+        return true;
+    }
+    let sub = |key: &str| map.get(key);
+    let in_map =
+        |key: &str| sub(key).and_then(Value::as_object).is_some_and(|m| m.values().any(mentions_any_or_unknown));
+    let in_list = |key: &str| sub(key).and_then(Value::as_array).is_some_and(|l| l.iter().any(mentions_any_or_unknown));
+    in_map("properties")
+        || sub("items").is_some_and(mentions_any_or_unknown)
+        || sub("additionalProperties").is_some_and(mentions_any_or_unknown)
+        || in_list("anyOf")
+        || in_list("oneOf")
+        || in_list("allOf")
 }
 
 /// Pattern factories the program can name, with their output types: any
@@ -763,7 +937,8 @@ export default pattern<Record<string, never>>(() => {
   const shown = [1, 2];
   const draft = new Writable("");
   const items = Writable.of<string[]>([]);
-  return { titles: TITLES.length, count: COUNT, shown: shown.length, bump, draft, items };
+  const named = new Writable<number[]>([]).for("named");
+  return { titles: TITLES.length, count: COUNT, shown: shown.length, bump, draft, items, named };
 });
 "#;
         let c = program_contract(&[("main.tsx".into(), entry.into())]);
@@ -775,6 +950,88 @@ export default pattern<Record<string, never>>(() => {
         // Cells made in the body unwrap in the result.
         assert_eq!(p["draft"], serde_json::json!({"type": "string"}));
         assert_eq!(p["items"], serde_json::json!({"type": "array", "items": {"type": "string"}}));
+        assert_eq!(p["named"], serde_json::json!({"type": "array", "items": {"type": "number"}}));
+    }
+
+    #[test]
+    fn inferred_result_reads_computed_returns_function_types_and_factory_outputs() {
+        let child = r#"import { pattern, UI } from "commonfabric";
+export interface ChildOutput { ui: { preview: number; label?: string }; count: number }
+const Child = pattern<Record<string, never>, ChildOutput>(() => ({ ui: { preview: 1 }, count: 0 }));
+export default Child;
+"#;
+        let entry = r#"import { computed, pattern, NAME } from "commonfabric";
+import Child from "./child.tsx";
+interface Item { price: number }
+const totals = (items: Item[]): Item[] => items;
+function label(n: number): string { return `${n}`; }
+export default pattern<{ items: Item[] }>(({ items }) => {
+  const child = Child({});
+  const { ui } = child;
+  const tools: Record<string, number> = {};
+  const kept = computed(() => totals(items).filter((i) => i.price > 0));
+  const sum = computed(() => {
+    if (items.length === 0) return 0;
+    return items.reduce((acc, i) => acc + i.price, 0);
+  });
+  const mixed = computed(() => (items.length > 1 ? "many" : 1));
+  const byName = computed(() => {
+    const out: Record<string, number> = {};
+    if (!items) return {};
+    return out;
+  });
+  return {
+    kept, sum, byName, tools, mixed,
+    text: computed(() => label(items.length)),
+    preview: ui.preview,
+    count: child.count,
+    flags: items.map((i) => i.price > 1),
+  };
+});
+"#;
+        let c = program_contract(&[("main.tsx".into(), entry.into()), ("child.tsx".into(), child.into())]);
+        let result = c.result_schema.unwrap();
+        let p = &result["properties"];
+        let item = serde_json::json!({"type": "array", "items": {"$ref": "#/$defs/Item"}});
+        assert_eq!(p["kept"], item);
+        assert_eq!(p["sum"], serde_json::json!({"type": "number"}));
+        let record =
+            serde_json::json!({"type": "object", "properties": {}, "additionalProperties": {"type": "number"}});
+        assert_eq!(p["byName"], record);
+        assert_eq!(p["tools"], record);
+        assert_eq!(p["text"], serde_json::json!({"type": "string"}));
+        assert_eq!(p["preview"], serde_json::json!({"type": "number"}));
+        assert_eq!(p["count"], serde_json::json!({"type": "number"}));
+        assert_eq!(p["flags"], serde_json::json!({"type": "array", "items": {"type": "boolean"}}));
+        // Returns that disagree need a type checker: reported, not guessed.
+        assert!(p.get("mixed").is_none(), "{result}");
+        assert!(c.notes.iter().any(|n| n.contains("`mixed`")), "{:?}", c.notes);
+    }
+
+    #[test]
+    fn a_result_mentioning_any_is_rebuilt_with_literal_types() {
+        let entry = r#"import { handler, pattern, NAME, PerUser, Default } from "commonfabric";
+const poke = handler<{ k: number }, { n: number }>((_, s) => {});
+export default pattern<{ n: number }>(({ n }) => {
+  return { [NAME]: "Title", n, poke: poke({ n }), loose: [] as any[] };
+});
+"#;
+        let c = program_contract(&[("main.tsx".into(), entry.into())]);
+        let p = &c.result_schema.unwrap()["properties"];
+        assert_eq!(p["$NAME"], serde_json::json!({"type": "string", "enum": ["Title"]}));
+        // Without `any` or a scope, a literal widens.
+        let plain = entry.replace(", loose: [] as any[]", "");
+        let c = program_contract(&[("main.tsx".into(), plain)]);
+        assert_eq!(c.result_schema.unwrap()["properties"]["$NAME"], serde_json::json!({"type": "string"}));
+        // A returned input field written with a scope forces the rebuild,
+        // and keeps its written type (default included).
+        let scoped = r#"import { pattern, NAME, PerUser, Default } from "commonfabric";
+export default pattern<{ me: PerUser<string | Default<"">> }>(({ me }) => ({ [NAME]: `Home`, me }));
+"#;
+        let c = program_contract(&[("main.tsx".into(), scoped.into())]);
+        let p = &c.result_schema.unwrap()["properties"];
+        assert_eq!(p["$NAME"], serde_json::json!({"type": "string", "enum": ["Home"]}));
+        assert_eq!(p["me"], serde_json::json!({"type": "string", "default": "", "scope": "user"}));
     }
 
     #[test]
@@ -979,9 +1236,11 @@ export default pattern(({ total }: { total: Writable<number> }) => {
         assert_eq!(result["properties"]["reset"], serde_json::json!({"asCell": ["stream", "opaque"]}));
 
         let opaque = r#"import { pattern } from "commonfabric";
-export default pattern(({ a }: { a: string }) => ({ n: a.length }));
+import { describe } from "./elsewhere.ts";
+export default pattern(({ a }: { a: string }) => ({ n: describe(a), size: a.length }));
 "#;
         let c = program_contract(&[("x.tsx".into(), opaque.into())]);
+        assert_eq!(c.result_schema.as_ref().unwrap()["properties"]["size"], serde_json::json!({"type": "number"}));
         assert_eq!(c.inferred.as_deref(), Some("partial"), "a guess is never presented as exact");
         assert!(c.notes.iter().any(|n| n.contains("`n` needs a type checker")), "{:?}", c.notes);
     }

@@ -151,10 +151,50 @@ impl<'a> TypeEnv<'a> {
             .map(|(_, init)| init)
     }
 
+    /// The written return type of a non-generic function named `name` in any
+    /// file of the program (first file wins): `function f(…): R`,
+    /// `const f = (…): R => …` or `const f = function (…): R {…}`.
+    pub(crate) fn function_return(&self, name: &str) -> Option<&'a TsType> {
+        self.files[..self.program_files].iter().filter_map(|f| f.module.as_ref()).find_map(|m| {
+            m.body.iter().find_map(|item| {
+                let decl = match item {
+                    ModuleItem::Stmt(Stmt::Decl(d)) => d,
+                    ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => &e.decl,
+                    _ => return None,
+                };
+                match decl {
+                    Decl::Fn(f) if f.ident.sym == *name => {
+                        let f = &f.function;
+                        if f.type_params.is_some() {
+                            return None;
+                        }
+                        f.return_type.as_ref().map(|r| &*r.type_ann)
+                    }
+                    Decl::Var(v) => v.decls.iter().find_map(|d| match (&d.name, d.init.as_deref()) {
+                        (swc_ecma_ast::Pat::Ident(id), Some(init)) if id.id.sym == *name => match init {
+                            Expr::Arrow(a) if a.type_params.is_none() => a.return_type.as_ref().map(|r| &*r.type_ann),
+                            Expr::Fn(f) if f.function.type_params.is_none() => {
+                                f.function.return_type.as_ref().map(|r| &*r.type_ann)
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    }),
+                    _ => None,
+                }
+            })
+        })
+    }
+
     /// The compiler's order for this program's literal union members.
     #[cfg(test)]
     pub(crate) fn literal_order(&self) -> &LiteralOrder {
         &self.literals
+    }
+
+    /// The output type of the pattern factory bound to `name`, if known.
+    pub(crate) fn pattern_output(&self, name: &str) -> Option<&'a TsType> {
+        self.pattern_outputs.get(name).copied()
     }
 
     /// Record the output type of a pattern factory bound to `name`.
@@ -359,7 +399,7 @@ fn literal_value(t: &TsType) -> Option<Value> {
 }
 
 /// A JS number as JSON: integral values as integers, as JavaScript prints them.
-fn num(v: f64) -> Value {
+pub(crate) fn num(v: f64) -> Value {
     if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 { json!(v as i64) } else { json!(v) }
 }
 
@@ -677,6 +717,11 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
 
     /// The declared type of property `key` of an object type (interface, alias
     /// or literal), and whether it is optional.
+    /// The program's type declarations this generator reads.
+    pub(crate) fn env(&self) -> &'e TypeEnv<'a> {
+        self.env
+    }
+
     pub fn member_type(&self, t: &'a TsType, key: &str) -> Option<(&'a TsType, bool)> {
         let members: &'a [TsTypeElement] = match t {
             TsType::TsTypeLit(l) => &l.members,

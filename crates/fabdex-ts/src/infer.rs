@@ -1,0 +1,455 @@
+//! The schema of an expression's type, for the forms whose type syntax
+//! decides without a type checker: literals and operators, calls of
+//! functions with a written return type, `computed(() => …)` through its
+//! returns, array methods that keep or fix their type, and names bound to
+//! any of these. Anything else is `None`, and the caller reports it as
+//! needing a type checker rather than guessing.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+use swc_ecma_ast::{
+    ArrowExpr, ArrowFunctionBody, BinaryOp, Callee, Decl, Expr, Lit, MemberProp, Pat, Stmt, TsType, UnaryOp,
+};
+
+use crate::program::has_default;
+use crate::schema::SchemaGen;
+
+/// How deep names may lead through their initializers.
+const MAX_DEPTH: usize = 12;
+
+/// What a name is bound to.
+#[derive(Clone, Copy)]
+pub(crate) enum Binding<'a> {
+    /// `const x = init` (or `let`).
+    Init(&'a Expr),
+    /// `const x: T = …`: the written type decides.
+    Typed(&'a TsType),
+    /// `const { field: x } = init`.
+    Field(&'a Expr, &'a str),
+}
+
+/// The names an expression can see, innermost scope last.
+pub(crate) struct Scope<'a> {
+    /// Bindings, one map per function body (the module's first).
+    frames: Vec<HashMap<&'a str, Binding<'a>>>,
+    /// The pattern's input type and the field names its parameter binds.
+    input: Option<&'a TsType>,
+    params: Vec<String>,
+    /// Parameters of the callbacks being read: their types are unknown.
+    hidden: Vec<String>,
+}
+
+impl<'a> Scope<'a> {
+    /// `module` and `body` are the module's and the pattern body's bindings;
+    /// `params` the input fields the pattern's parameter destructures.
+    pub(crate) fn new(
+        module: HashMap<&'a str, Binding<'a>>,
+        body: HashMap<&'a str, Binding<'a>>,
+        input: Option<&'a TsType>,
+        params: Vec<String>,
+    ) -> Self {
+        Scope { frames: vec![module, body], input, params, hidden: Vec::new() }
+    }
+
+    /// The written type of a name bound in the module or the pattern body.
+    pub(crate) fn written_type(&self, name: &str) -> Option<&'a TsType> {
+        match self.binding(name)? {
+            Binding::Typed(t) => Some(t),
+            Binding::Init(_) | Binding::Field(..) => None,
+        }
+    }
+
+    fn binding(&self, name: &str) -> Option<Binding<'a>> {
+        self.frames.iter().rev().find_map(|f| f.get(name).copied())
+    }
+}
+
+/// The schema of `e`'s type, or `None` when syntax does not decide it.
+pub(crate) fn expr_schema<'a>(e: &'a Expr, scope: &mut Scope<'a>, generator: &mut SchemaGen<'_, 'a>) -> Option<Value> {
+    schema_at(e, scope, generator, 0)
+}
+
+fn string() -> Value {
+    json!({ "type": "string" })
+}
+fn number() -> Value {
+    json!({ "type": "number" })
+}
+fn boolean() -> Value {
+    json!({ "type": "boolean" })
+}
+
+fn is_array(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("array")
+}
+
+fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, depth: usize) -> Option<Value> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let again = |e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>| schema_at(e, scope, g, depth + 1);
+    match e {
+        Expr::Paren(p) => again(&p.expr, scope, g),
+        Expr::TsNonNull(n) => again(&n.expr, scope, g),
+        Expr::TsSatisfies(s) => again(&s.expr, scope, g),
+        Expr::TsAs(a) => Some(g.ty(&a.type_ann)),
+        Expr::Lit(Lit::Str(_)) | Expr::Tpl(_) => Some(string()),
+        Expr::Lit(Lit::Num(_)) => Some(number()),
+        Expr::Lit(Lit::Bool(_)) => Some(boolean()),
+        Expr::Unary(u) => match u.op {
+            UnaryOp::Bang => Some(boolean()),
+            UnaryOp::TypeOf => Some(string()),
+            UnaryOp::Minus | UnaryOp::Plus | UnaryOp::Tilde => Some(number()),
+            _ => None,
+        },
+        Expr::Bin(b) => match b.op {
+            BinaryOp::Sub
+            | BinaryOp::Mul
+            | BinaryOp::Div
+            | BinaryOp::Mod
+            | BinaryOp::Exp
+            | BinaryOp::BitAnd
+            | BinaryOp::BitOr
+            | BinaryOp::BitXor
+            | BinaryOp::LShift
+            | BinaryOp::RShift
+            | BinaryOp::ZeroFillRShift => Some(number()),
+            BinaryOp::EqEq
+            | BinaryOp::NotEq
+            | BinaryOp::EqEqEq
+            | BinaryOp::NotEqEq
+            | BinaryOp::Lt
+            | BinaryOp::LtEq
+            | BinaryOp::Gt
+            | BinaryOp::GtEq
+            | BinaryOp::In
+            | BinaryOp::InstanceOf => Some(boolean()),
+            BinaryOp::Add => {
+                let (l, r) = (again(&b.left, scope, g), again(&b.right, scope, g));
+                if l == Some(string()) || r == Some(string()) {
+                    Some(string())
+                } else if l == Some(number()) && r == Some(number()) {
+                    Some(number())
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        },
+        Expr::Cond(c) => {
+            let (a, b) = (again(&c.cons, scope, g)?, again(&c.alt, scope, g)?);
+            (a == b).then_some(a)
+        }
+        Expr::Ident(id) => {
+            let name = id.sym.as_ref();
+            if scope.hidden.iter().any(|h| h == name) {
+                return None;
+            }
+            match scope.binding(name) {
+                Some(Binding::Typed(t)) => return Some(g.ty(t)),
+                Some(Binding::Init(init)) => {
+                    return again(init, scope, g).or_else(|| declared_type(e, scope, g, depth).map(|t| g.ty(t)));
+                }
+                Some(Binding::Field(..)) => return declared_type(e, scope, g, depth).map(|t| g.ty(t)),
+                None => {}
+            }
+            if scope.params.iter().any(|p| p == name) {
+                return input_field(scope.input?, name, g);
+            }
+            None
+        }
+        Expr::Member(m) => match &m.prop {
+            MemberProp::Ident(p) if p.sym == *"length" => {
+                let target = again(&m.obj, scope, g)?;
+                (is_array(&target) || target == string()).then(number)
+            }
+            _ => declared_type(e, scope, g, depth).map(|t| g.ty(t)),
+        },
+        Expr::Call(c) => {
+            let Callee::Expr(callee) = &c.callee else { return None };
+            match &**callee {
+                Expr::Ident(f) => {
+                    let name = f.sym.as_ref();
+                    if scope.hidden.iter().any(|h| h == name) {
+                        return None;
+                    }
+                    match scope.binding(name) {
+                        Some(Binding::Init(Expr::Arrow(a))) if a.type_params.is_none() => {
+                            return a.return_type.as_ref().map(|r| g.ty(&r.type_ann));
+                        }
+                        Some(_) => return None,
+                        None => {}
+                    }
+                    match name {
+                        "String" => return Some(string()),
+                        "Number" | "parseInt" | "parseFloat" => return Some(number()),
+                        "Boolean" | "isNaN" | "isFinite" => return Some(boolean()),
+                        "computed" => {
+                            if let Some(t) = c.type_args.as_ref().and_then(|a| a.params.first()) {
+                                return Some(g.ty(t));
+                            }
+                            let Expr::Arrow(arrow) = &*c.args.first()?.expr else { return None };
+                            return arrow_return(arrow, scope, g, depth + 1);
+                        }
+                        _ => {}
+                    }
+                    g.env().function_return(name).map(|t| g.ty(t))
+                }
+                Expr::Member(m) => {
+                    let MemberProp::Ident(method) = &m.prop else { return None };
+                    let method = method.sym.as_ref();
+                    if let Expr::Ident(obj) = &*m.obj {
+                        match (obj.sym.as_ref(), method) {
+                            ("Math", _) => return Some(number()),
+                            ("Object", "keys") => return Some(json!({ "type": "array", "items": string() })),
+                            ("JSON", "stringify") => return Some(string()),
+                            ("Array", "isArray") | ("Number", "isFinite" | "isInteger" | "isNaN") => {
+                                return Some(boolean());
+                            }
+                            ("Date", "now") => return Some(number()),
+                            _ => {}
+                        }
+                    }
+                    match method {
+                        "some" | "every" | "includes" | "startsWith" | "endsWith" | "has" | "test" => Some(boolean()),
+                        "join" | "toFixed" | "toString" | "trim" | "trimStart" | "trimEnd" | "toLowerCase"
+                        | "toUpperCase" | "padStart" | "padEnd" | "toISOString" | "toLocaleString"
+                        | "toLocaleDateString" | "toLocaleTimeString" | "repeat" | "replace" | "replaceAll"
+                        | "charAt" | "substring" => Some(string()),
+                        "indexOf" | "lastIndexOf" | "findIndex" | "findLastIndex" | "getTime" | "localeCompare"
+                        | "charCodeAt" => Some(number()),
+                        // These keep the array's (or string's) type.
+                        "filter" | "sort" | "slice" | "reverse" | "toSorted" | "toReversed" | "concat" => {
+                            let target = again(&m.obj, scope, g)?;
+                            (is_array(&target) || target == string()).then_some(target)
+                        }
+                        "reduce" => {
+                            let init = c.args.get(1)?;
+                            again(&init.expr, scope, g)
+                        }
+                        "map" => {
+                            let target = again(&m.obj, scope, g)?;
+                            if !is_array(&target) {
+                                return None;
+                            }
+                            let item = match &*c.args.first()?.expr {
+                                Expr::Ident(f) => g.env().function_return(&f.sym).map(|t| g.ty(t))?,
+                                Expr::Arrow(arrow) => arrow_return(arrow, scope, g, depth + 1)?,
+                                _ => return None,
+                            };
+                            Some(json!({ "type": "array", "items": item }))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The written type an expression has, followed through names and fields:
+/// a name with a written type, a call of a pattern factory (its output
+/// type), and a field of either (`const { ui } = tracker`, `ui.previewUI`).
+fn declared_type<'a>(e: &'a Expr, scope: &Scope<'a>, g: &SchemaGen<'_, 'a>, depth: usize) -> Option<&'a TsType> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let field_of = |obj: &'a Expr, field: &str| {
+        let (t, optional) = g.member_type(declared_type(obj, scope, g, depth + 1)?, field)?;
+        (!optional).then_some(t)
+    };
+    match e {
+        Expr::Paren(p) => declared_type(&p.expr, scope, g, depth + 1),
+        Expr::TsNonNull(n) => declared_type(&n.expr, scope, g, depth + 1),
+        Expr::Ident(id) if !scope.hidden.iter().any(|h| h == id.sym.as_ref()) => match scope.binding(&id.sym)? {
+            Binding::Typed(t) => Some(t),
+            Binding::Init(init) => declared_type(init, scope, g, depth + 1),
+            Binding::Field(init, field) => field_of(init, field),
+        },
+        Expr::Member(m) => match &m.prop {
+            MemberProp::Ident(p) => field_of(&m.obj, &p.sym),
+            _ => None,
+        },
+        Expr::Call(c) => {
+            let Callee::Expr(callee) = &c.callee else { return None };
+            let Expr::Ident(f) = &**callee else { return None };
+            g.env().pattern_output(&f.sym)
+        }
+        _ => None,
+    }
+}
+
+/// The type of what an arrow function returns: its expression body, or the
+/// one type all its `return`s agree on. An empty `[]` or `{}` returned
+/// beside an array or object of another type is absorbed by it, as the
+/// checker's subtype reduction absorbs `never[]` and `{}`.
+fn arrow_return<'a>(
+    arrow: &'a ArrowExpr,
+    scope: &mut Scope<'a>,
+    g: &mut SchemaGen<'_, 'a>,
+    depth: usize,
+) -> Option<Value> {
+    let params: Vec<String> = arrow.params.iter().flat_map(pattern_names).collect();
+    let hidden_before = scope.hidden.len();
+    scope.hidden.extend(params);
+    let result = match &*arrow.body {
+        ArrowFunctionBody::Expr(e) => schema_at(e, scope, g, depth),
+        ArrowFunctionBody::FunctionBody(block) => {
+            let mut frame = HashMap::new();
+            let mut returns = Vec::new();
+            collect_body(&block.stmts, &mut frame, &mut returns);
+            scope.frames.push(frame);
+            let result = agree(&returns, scope, g, depth);
+            scope.frames.pop();
+            result
+        }
+    };
+    scope.hidden.truncate(hidden_before);
+    result
+}
+
+fn agree<'a>(
+    returns: &[Option<&'a Expr>],
+    scope: &mut Scope<'a>,
+    g: &mut SchemaGen<'_, 'a>,
+    depth: usize,
+) -> Option<Value> {
+    let empty = |e: &Expr| match e {
+        Expr::Array(a) if a.elems.is_empty() => Some("array"),
+        Expr::Object(o) if o.props.is_empty() => Some("object"),
+        _ => None,
+    };
+    let mut found: Option<Value> = None;
+    let mut empties = Vec::new();
+    for r in returns {
+        let r = (*r)?;
+        if let Some(kind) = empty(r) {
+            empties.push(kind);
+            continue;
+        }
+        let s = schema_at(r, scope, g, depth)?;
+        match &found {
+            None => found = Some(s),
+            Some(f) if *f == s => {}
+            Some(_) => return None,
+        }
+    }
+    let found = found?;
+    let kind = found.get("type").and_then(Value::as_str);
+    empties.iter().all(|e| Some(*e) == kind).then_some(found)
+}
+
+/// The body's `const`/`let` initializers (so later names can be read) and
+/// its `return` arguments, through nested blocks but not nested functions.
+fn collect_body<'a>(stmts: &'a [Stmt], frame: &mut HashMap<&'a str, Binding<'a>>, returns: &mut Vec<Option<&'a Expr>>) {
+    for stmt in stmts {
+        collect_stmt(stmt, frame, returns);
+    }
+}
+
+fn collect_stmt<'a>(stmt: &'a Stmt, frame: &mut HashMap<&'a str, Binding<'a>>, returns: &mut Vec<Option<&'a Expr>>) {
+    match stmt {
+        Stmt::Return(r) => returns.push(r.arg.as_deref()),
+        Stmt::Decl(Decl::Var(v)) => {
+            bind_declarators(&v.decls, frame);
+        }
+        Stmt::Block(b) => collect_body(&b.stmts, frame, returns),
+        Stmt::If(i) => {
+            collect_stmt(&i.cons, frame, returns);
+            if let Some(alt) = &i.alt {
+                collect_stmt(alt, frame, returns);
+            }
+        }
+        Stmt::For(f) => collect_stmt(&f.body, frame, returns),
+        Stmt::ForOf(f) => collect_stmt(&f.body, frame, returns),
+        Stmt::ForIn(f) => collect_stmt(&f.body, frame, returns),
+        Stmt::While(w) => collect_stmt(&w.body, frame, returns),
+        Stmt::DoWhile(w) => collect_stmt(&w.body, frame, returns),
+        Stmt::Labeled(l) => collect_stmt(&l.body, frame, returns),
+        Stmt::Try(t) => {
+            collect_body(&t.block.stmts, frame, returns);
+            if let Some(h) = &t.handler {
+                collect_body(&h.body.stmts, frame, returns);
+            }
+            if let Some(f) = &t.finalizer {
+                collect_body(&f.stmts, frame, returns);
+            }
+        }
+        Stmt::Switch(s) => {
+            for case in &s.cases {
+                collect_body(&case.cons, frame, returns);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A destructured input field's type, with its `Default` resolved away (so
+/// an optional field with a default is present).
+fn input_field<'a>(input: &'a TsType, name: &str, g: &mut SchemaGen<'_, 'a>) -> Option<Value> {
+    match g.member_type(input, name)? {
+        (t, optional) if !optional || has_default(t) => {
+            let mut s = g.ty(t);
+            if let Some(map) = s.as_object_mut() {
+                map.remove("default");
+            }
+            Some(s)
+        }
+        _ => None,
+    }
+}
+
+/// Bind each `name = init` or `name: T = …` declarator; a written type wins.
+pub(crate) fn bind_declarators<'a>(
+    decls: &'a [swc_ecma_ast::VarDeclarator],
+    frame: &mut HashMap<&'a str, Binding<'a>>,
+) {
+    for d in decls {
+        if let (Pat::Object(o), Some(init)) = (&d.name, &d.init) {
+            for prop in &o.props {
+                match prop {
+                    swc_ecma_ast::ObjectPatProp::Assign(a) if a.value.is_none() => {
+                        frame.insert(a.key.sym.as_ref(), Binding::Field(init, a.key.sym.as_ref()));
+                    }
+                    swc_ecma_ast::ObjectPatProp::KeyValue(kv) => {
+                        if let (swc_ecma_ast::PropName::Ident(key), Pat::Ident(local)) = (&kv.key, &*kv.value) {
+                            frame.insert(local.id.sym.as_ref(), Binding::Field(init, key.sym.as_ref()));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        let Pat::Ident(id) = &d.name else { continue };
+        let binding = match (&id.type_ann, &d.init) {
+            (Some(ann), _) => Binding::Typed(&ann.type_ann),
+            (None, Some(init)) => Binding::Init(init),
+            (None, None) => continue,
+        };
+        frame.insert(id.id.sym.as_ref(), binding);
+    }
+}
+
+/// The names a parameter pattern binds.
+fn pattern_names(p: &Pat) -> Vec<String> {
+    match p {
+        Pat::Ident(i) => vec![i.id.sym.to_string()],
+        Pat::Array(a) => a.elems.iter().flatten().flat_map(pattern_names).collect(),
+        Pat::Object(o) => o
+            .props
+            .iter()
+            .flat_map(|prop| match prop {
+                swc_ecma_ast::ObjectPatProp::Assign(a) => vec![a.key.sym.to_string()],
+                swc_ecma_ast::ObjectPatProp::KeyValue(kv) => pattern_names(&kv.value),
+                swc_ecma_ast::ObjectPatProp::Rest(r) => pattern_names(&r.arg),
+            })
+            .collect(),
+        Pat::Assign(a) => pattern_names(&a.left),
+        Pat::Rest(r) => pattern_names(&r.arg),
+        _ => Vec::new(),
+    }
+}
