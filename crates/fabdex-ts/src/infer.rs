@@ -84,6 +84,37 @@ fn is_array(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("array")
 }
 
+fn unparen(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => unparen(&p.expr),
+        other => other,
+    }
+}
+
+/// `f(…).field`, where `f` is a builtin declared with a function type (with
+/// the platform's API declarations) or a pattern factory with a known output.
+fn call_member<'a>(init: &'a Expr, field: &str, g: &mut SchemaGen<'_, 'a>) -> Option<Value> {
+    let Expr::Call(c) = unparen(init) else { return None };
+    let Callee::Expr(callee) = &c.callee else { return None };
+    let Expr::Ident(f) = &**callee else { return None };
+    let type_args: Vec<&TsType> = c.type_args.iter().flat_map(|a| a.params.iter().map(|b| &**b)).collect();
+    g.declared_call_member(&f.sym, field, &type_args).or_else(|| g.pattern_call_member(&f.sym, field))
+}
+
+/// Whether a written type is an array: `T[]`, `Array<T>`, `ReadonlyArray<T>`
+/// or `readonly T[]`.
+fn is_array_type(t: &TsType) -> bool {
+    match t {
+        TsType::TsArrayType(_) => true,
+        TsType::TsParenthesizedType(p) => is_array_type(&p.type_ann),
+        TsType::TsTypeOperator(o) => is_array_type(&o.type_ann),
+        TsType::TsTypeRef(r) => {
+            matches!(&r.type_name, swc_ecma_ast::TsEntityName::Ident(i) if matches!(i.sym.as_ref(), "Array" | "ReadonlyArray"))
+        }
+        _ => false,
+    }
+}
+
 fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, depth: usize) -> Option<Value> {
     if depth > MAX_DEPTH {
         return None;
@@ -141,30 +172,25 @@ fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, 
             let (a, b) = (again(&c.cons, scope, g)?, again(&c.alt, scope, g)?);
             (a == b).then_some(a)
         }
-        Expr::Ident(id) => {
-            let name = id.sym.as_ref();
-            if scope.hidden.iter().any(|h| h == name) {
-                return None;
-            }
-            match scope.binding(name) {
-                Some(Binding::Typed(t)) => return Some(g.ty(t)),
-                Some(Binding::Init(init)) => {
-                    return again(init, scope, g).or_else(|| declared_type(e, scope, g, depth).map(|t| g.ty(t)));
-                }
-                Some(Binding::Field(..)) => return declared_type(e, scope, g, depth).map(|t| g.ty(t)),
-                None => {}
-            }
-            if scope.params.iter().any(|p| p == name) {
-                return input_field(scope.input?, name, g);
-            }
-            None
-        }
+        Expr::Ident(id) => name_at(&id.sym, scope, g, depth),
         Expr::Member(m) => match &m.prop {
             MemberProp::Ident(p) if p.sym == *"length" => {
                 let target = again(&m.obj, scope, g)?;
                 (is_array(&target) || target == string()).then(number)
             }
-            _ => declared_type(e, scope, g, depth).map(|t| g.ty(t)),
+            MemberProp::Ident(p) => {
+                let bound_call = match unparen(&m.obj) {
+                    Expr::Ident(id) => match scope.binding(&id.sym) {
+                        Some(Binding::Init(init)) => Some(init),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                bound_call
+                    .and_then(|init| call_member(init, &p.sym, g))
+                    .or_else(|| declared_type(e, scope, g, depth).map(|t| g.ty(t)))
+            }
+            _ => None,
         },
         Expr::Call(c) => {
             let Callee::Expr(callee) = &c.callee else { return None };
@@ -229,8 +255,13 @@ fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, 
                             again(&init.expr, scope, g)
                         }
                         "map" => {
-                            let target = again(&m.obj, scope, g)?;
-                            if !is_array(&target) {
+                            // Decided from the written type when there is one,
+                            // so no schema is generated for the target itself.
+                            let array = match declared_type(&m.obj, scope, g, depth + 1) {
+                                Some(t) => is_array_type(t),
+                                None => again(&m.obj, scope, g).is_some_and(|t| is_array(&t)),
+                            };
+                            if !array {
                                 return None;
                             }
                             let item = match &*c.args.first()?.expr {
@@ -247,6 +278,29 @@ fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, 
             }
         }
         _ => None,
+    }
+}
+
+/// The schema of a name's type (see [`expr_schema`]).
+pub(crate) fn name_schema<'a>(name: &str, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>) -> Option<Value> {
+    name_at(name, scope, g, 0)
+}
+
+fn name_at<'a>(name: &str, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, depth: usize) -> Option<Value> {
+    if depth > MAX_DEPTH || scope.hidden.iter().any(|h| h == name) {
+        return None;
+    }
+    match scope.binding(name) {
+        Some(Binding::Typed(t)) => Some(g.ty(t)),
+        Some(Binding::Init(init)) => {
+            schema_at(init, scope, g, depth + 1).or_else(|| declared_type(init, scope, g, depth + 1).map(|t| g.ty(t)))
+        }
+        Some(Binding::Field(init, field)) => call_member(init, field, g).or_else(|| {
+            let (t, optional) = g.member_type(declared_type(init, scope, g, depth + 1)?, field)?;
+            (!optional).then(|| g.ty(t))
+        }),
+        None if scope.params.iter().any(|p| p == name) => input_field(scope.input?, name, g),
+        None => None,
     }
 }
 

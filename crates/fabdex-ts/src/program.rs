@@ -15,7 +15,7 @@ use swc_common::Spanned;
 use swc_ecma_visit::{Visit, VisitWith};
 
 use crate::extract::{Parsed, parse, strip, top_level_bindings};
-use crate::infer::{Binding, Scope, bind_declarators, expr_schema};
+use crate::infer::{Binding, Scope, bind_declarators, expr_schema, name_schema};
 use crate::schema::{SchemaGen, TypeEnv, is_default_ref, is_stream_schema};
 
 /// The order in which a relative specifier is tried against the files that exist.
@@ -565,7 +565,11 @@ fn infer_result(
             },
         };
         // Failing the forms above, what syntax decides of the value's type.
-        let schema = schema.or_else(|| value.and_then(|v| expr_schema(v, &mut scope, &mut generator)));
+        let schema = schema.or_else(|| match (value, ident.as_deref()) {
+            (Some(v), _) => expr_schema(v, &mut scope, &mut generator),
+            (None, Some(name)) => name_schema(name, &mut scope, &mut generator),
+            (None, None) => None,
+        });
         // What the compiler's per-property rebuild would give instead (see
         // `rebuild_needed`): a literal keeps its literal type, and a name
         // with a written type keeps that type.
@@ -963,11 +967,17 @@ export default Child;
         let entry = r#"import { computed, pattern, NAME } from "commonfabric";
 import Child from "./child.tsx";
 interface Item { price: number }
+interface Node { label: string; children: Node[] }
+const TREE: Node = { label: "root", children: [] };
+function show(node: Node): any { return node; }
+declare const talk: (params: unknown) => { pending: boolean };
 const totals = (items: Item[]): Item[] => items;
 function label(n: number): string { return `${n}`; }
 export default pattern<{ items: Item[] }>(({ items }) => {
   const child = Child({});
   const { ui } = child;
+  const { pending: busy } = talk({});
+  const shown = TREE.children.map(show);
   const tools: Record<string, number> = {};
   const kept = computed(() => totals(items).filter((i) => i.price > 0));
   const sum = computed(() => {
@@ -981,7 +991,7 @@ export default pattern<{ items: Item[] }>(({ items }) => {
     return out;
   });
   return {
-    kept, sum, byName, tools, mixed,
+    kept, sum, byName, tools, mixed, busy, shown,
     text: computed(() => label(items.length)),
     preview: ui.preview,
     count: child.count,
@@ -1003,6 +1013,11 @@ export default pattern<{ items: Item[] }>(({ items }) => {
         assert_eq!(p["preview"], serde_json::json!({"type": "number"}));
         assert_eq!(p["count"], serde_json::json!({"type": "number"}));
         assert_eq!(p["flags"], serde_json::json!({"type": "array", "items": {"type": "boolean"}}));
+        assert_eq!(p["busy"], serde_json::json!({"type": "boolean"}));
+        // `map` over a recursive type's array: decided from the written
+        // type, so no definition of `Node` is generated or kept.
+        assert_eq!(p["shown"], serde_json::json!({"type": "array", "items": true}));
+        assert!(result.get("$defs").and_then(|d| d.get("Node")).is_none(), "{result}");
         // Returns that disagree need a type checker: reported, not guessed.
         assert!(p.get("mixed").is_none(), "{result}");
         assert!(c.notes.iter().any(|n| n.contains("`mixed`")), "{:?}", c.notes);
