@@ -741,6 +741,45 @@ fn mentions_any_or_unknown(schema: &Value) -> bool {
         || in_list("allOf")
 }
 
+/// The order the compiler type-checks a program's files in: the entry, then
+/// each file it imports (relative specifiers, in text order), depth-first.
+/// Files nothing reaches follow in the order given.
+fn check_order(files: &[(String, String)], parsed: &[Parsed]) -> Vec<usize> {
+    fn visit(i: usize, files: &[(String, String)], parsed: &[Parsed], order: &mut Vec<usize>) {
+        if order.contains(&i) {
+            return;
+        }
+        order.push(i);
+        let Some(module) = &parsed[i].module else { return };
+        for item in &module.body {
+            let spec = match item {
+                ModuleItem::ModuleDecl(ModuleDecl::Import(d)) => &d.src,
+                ModuleItem::ModuleDecl(ModuleDecl::ExportAll(d)) => &d.src,
+                ModuleItem::ModuleDecl(ModuleDecl::ExportNamed(d)) => match &d.src {
+                    Some(src) => src,
+                    None => continue,
+                },
+                _ => continue,
+            };
+            let spec = spec.value.to_string_lossy();
+            if !spec.starts_with('.') && !spec.starts_with('/') {
+                continue;
+            }
+            let Some(target) = resolve_relative(&files[i].0, &spec, |p| files.iter().any(|(x, _)| x == p)) else {
+                continue;
+            };
+            if let Some(j) = files.iter().position(|(x, _)| *x == target) {
+                visit(j, files, parsed, order);
+            }
+        }
+    }
+    let mut order = Vec::new();
+    for i in 0..files.len() {
+        visit(i, files, parsed, &mut order);
+    }
+    order
+}
+
 /// Pattern factories the program can name, with their output types: any
 /// file's `const P = pattern<I, O>(…)`, and a default import (`import P from
 /// "./p.tsx"`) of a program file whose default export is such a pattern.
@@ -828,6 +867,7 @@ pub fn program_contract(files: &[(String, String)]) -> Contract {
 pub fn program_contract_with(files: &[(String, String)], declarations: &[Parsed]) -> Contract {
     let parsed: Vec<Parsed> = files.iter().map(|(p, t)| parse(p, t)).collect();
     let mut env = TypeEnv::with_declarations(&parsed, declarations);
+    env.set_check_order(&check_order(files, &parsed));
     register_pattern_outputs(&mut env, files, &parsed);
     let mut notes = Vec::new();
     let Some(call) = parsed.first().and_then(pattern_call) else {

@@ -197,6 +197,15 @@ impl<'a> TypeEnv<'a> {
         self.pattern_outputs.get(name).copied()
     }
 
+    /// Rank literals by a full check of the program's files in `order`
+    /// (indices into the program files), as the compiler type-checks every
+    /// file before it generates any schema.
+    pub fn set_check_order(&mut self, order: &[usize]) {
+        let files: Vec<&Parsed> =
+            order.iter().filter_map(|&i| self.files[..self.program_files].get(i).copied()).collect();
+        self.literals = LiteralOrder::of_files(files.into_iter(), &self.decls);
+    }
+
     /// Record the output type of a pattern factory bound to `name`.
     pub fn add_pattern_output(&mut self, name: &str, output: &'a TsType) {
         self.pattern_outputs.entry(name.to_string()).or_insert(output);
