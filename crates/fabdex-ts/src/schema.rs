@@ -1402,6 +1402,66 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         }
     }
 
+    /// The schema of the type `Schema<…>` derives from a written JSON Schema:
+    /// `type` keywords become their types, `enum` a literal union, an object
+    /// its properties (the ones `required` lists are required, the rest
+    /// optional). Annotations (`description`, bounds) do not survive into a
+    /// type. Other keywords (`anyOf`, `$ref`, `asCell`, …) are `None`.
+    fn type_of_json_schema(&mut self, v: &Value, depth: usize) -> Option<Value> {
+        if depth > 16 {
+            return None;
+        }
+        let Value::Object(map) = v else { return None };
+        if ["anyOf", "oneOf", "allOf", "$ref", "asCell", "asStream", "const", "default"]
+            .iter()
+            .any(|k| map.contains_key(*k))
+        {
+            return None;
+        }
+        if let Some(values) = map.get("enum") {
+            let mut values = values.as_array()?.clone();
+            if !values.iter().all(|v| v.is_string() || v.is_number()) {
+                return None;
+            }
+            self.env.literals.sort(&mut values);
+            return Some(json!({ "enum": values }));
+        }
+        Some(match map.get("type")?.as_str()? {
+            "string" => json!({ "type": "string" }),
+            "number" | "integer" => json!({ "type": "number" }),
+            "boolean" => json!({ "type": "boolean" }),
+            "null" => json!({ "type": "null" }),
+            "array" => {
+                let items = match map.get("items") {
+                    Some(items) => self.type_of_json_schema(items, depth + 1)?,
+                    None => Value::Bool(true),
+                };
+                json!({ "type": "array", "items": items })
+            }
+            "object" => {
+                let written = map.get("properties")?.as_object()?;
+                let listed: Vec<&str> = map
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map_or(Vec::new(), |r| r.iter().filter_map(Value::as_str).collect());
+                let mut properties = Map::new();
+                let mut required = Vec::new();
+                for (key, sub) in written {
+                    properties.insert(key.clone(), self.type_of_json_schema(sub, depth + 1)?);
+                    if listed.contains(&key.as_str()) {
+                        required.push(Value::String(key.clone()));
+                    }
+                }
+                let mut schema = json!({ "type": "object", "properties": properties });
+                if !required.is_empty() {
+                    schema["required"] = Value::Array(required);
+                }
+                schema
+            }
+            _ => return None,
+        })
+    }
+
     /// `Omit<T, K>`, `Pick<T, K>` and `Partial<T>` of an object type `T`
     /// (a declared name or a literal) with `K` string literals.
     fn utility_object(&mut self, name: &str, args: &[&TsType]) -> Option<Value> {
@@ -1604,6 +1664,19 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                     return json!({ "type": "array", "items": value });
                 }
                 return json!({ "type": "object", "properties": {}, "additionalProperties": value });
+            }
+            // `Schema<typeof X>`: the type the platform's API derives from a
+            // JSON Schema written as a constant.
+            "Schema" if !self.env.decls.contains_key(name) => {
+                if let Some(TsType::TsTypeQuery(q)) = args.first()
+                    && let swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(id)) = &q.expr_name
+                    && let Some(init) = self.env.top_level_const(&id.sym)
+                    && let Some(written) = self.env.schema_literal(init)
+                    && let Some(schema) = self.type_of_json_schema(&written, 0)
+                {
+                    return schema;
+                }
+                return self.unsupported("`Schema<…>` of something other than a constant JSON Schema".into());
             }
             // The mapped utility types over an object: its properties kept,
             // dropped, or all made optional.
@@ -2140,6 +2213,32 @@ interface Root {
     #[test]
     fn hashtags_are_lowercased_and_deduplicated() {
         assert_eq!(hashtags("A #Note about #notes and #note again; # alone"), ["note", "notes"]);
+    }
+
+    #[test]
+    fn schema_of_a_constant_json_schema_is_the_type_it_describes() {
+        let src = r#"
+const MAIL = {
+  type: "object",
+  properties: {
+    kind: { type: "string", enum: ["bill", "ad"], description: "dropped" },
+    score: { type: "integer", minimum: 0 },
+    tags: { type: "array", items: { type: "string" } },
+    note: { type: "string" },
+  },
+  required: ["kind", "score", "tags"],
+} as const;
+const ODD = { anyOf: [{ type: "string" }] } as const;
+"#;
+        assert_eq!(
+            gen_for(src, "Schema<typeof MAIL>"),
+            json!({"type": "object", "properties": {
+                "kind": {"enum": ["bill", "ad"]}, "score": {"type": "number"},
+                "tags": {"type": "array", "items": {"type": "string"}}, "note": {"type": "string"}},
+                "required": ["kind", "score", "tags"]})
+        );
+        // What the derivation does not cover is reported, not guessed.
+        assert_eq!(gen_for(src, "Schema<typeof ODD>"), json!({}));
     }
 
     #[test]
