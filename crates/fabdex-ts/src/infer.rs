@@ -101,20 +101,6 @@ fn call_member<'a>(init: &'a Expr, field: &str, g: &mut SchemaGen<'_, 'a>) -> Op
     g.declared_call_member(&f.sym, field, &type_args).or_else(|| g.pattern_call_member(&f.sym, field))
 }
 
-/// Whether a written type is an array: `T[]`, `Array<T>`, `ReadonlyArray<T>`
-/// or `readonly T[]`.
-fn is_array_type(t: &TsType) -> bool {
-    match t {
-        TsType::TsArrayType(_) => true,
-        TsType::TsParenthesizedType(p) => is_array_type(&p.type_ann),
-        TsType::TsTypeOperator(o) => is_array_type(&o.type_ann),
-        TsType::TsTypeRef(r) => {
-            matches!(&r.type_name, swc_ecma_ast::TsEntityName::Ident(i) if matches!(i.sym.as_ref(), "Array" | "ReadonlyArray"))
-        }
-        _ => false,
-    }
-}
-
 fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, depth: usize) -> Option<Value> {
     if depth > MAX_DEPTH {
         return None;
@@ -168,6 +154,32 @@ fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, 
             }
             _ => None,
         },
+        // An object literal: each property's type, all required.
+        Expr::Object(o) => {
+            let mut properties = serde_json::Map::new();
+            for p in &o.props {
+                let swc_ecma_ast::PropOrSpread::Prop(p) = p else { return None };
+                let (key, schema) = match &**p {
+                    swc_ecma_ast::Prop::KeyValue(kv) => {
+                        let key = match &kv.key {
+                            swc_ecma_ast::PropName::Ident(i) => i.sym.to_string(),
+                            swc_ecma_ast::PropName::Str(s) => s.value.to_string_lossy().into_owned(),
+                            _ => return None,
+                        };
+                        (key, again(&kv.value, scope, g)?)
+                    }
+                    swc_ecma_ast::Prop::Shorthand(id) => (id.sym.to_string(), name_at(&id.sym, scope, g, depth + 1)?),
+                    _ => return None,
+                };
+                properties.insert(key, schema);
+            }
+            let required: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
+            let mut schema = json!({ "type": "object", "properties": properties });
+            if !required.is_empty() {
+                schema["required"] = Value::Array(required);
+            }
+            Some(schema)
+        }
         Expr::Cond(c) => {
             let (a, b) = (again(&c.cons, scope, g)?, again(&c.alt, scope, g)?);
             (a == b).then_some(a)
@@ -204,6 +216,8 @@ fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, 
                         Some(Binding::Init(Expr::Arrow(a))) if a.type_params.is_none() => {
                             return a.return_type.as_ref().map(|r| g.ty(&r.type_ann));
                         }
+                        // `declare const f: (…) => R`: read below, as declared.
+                        Some(Binding::Typed(TsType::TsFnOrConstructorType(_) | TsType::TsTypeRef(_))) => {}
                         Some(_) => return None,
                         None => {}
                     }
@@ -220,7 +234,15 @@ fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, 
                         }
                         _ => {}
                     }
-                    g.env().function_return(name).map(|t| g.ty(t))
+                    if let Some(t) = g.env().function_return(name) {
+                        return Some(g.ty(t));
+                    }
+                    // A builtin declared with a function type (with the platform's
+                    // API declarations): what it returns, instantiated with the
+                    // call's type arguments.
+                    let type_args: Vec<&TsType> =
+                        c.type_args.iter().flat_map(|a| a.params.iter().map(|b| &**b)).collect();
+                    g.declared_call_result(name, &type_args)
                 }
                 Expr::Member(m) => {
                     let MemberProp::Ident(method) = &m.prop else { return None };
@@ -258,15 +280,41 @@ fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, 
                             // Decided from the written type when there is one,
                             // so no schema is generated for the target itself.
                             let array = match declared_type(&m.obj, scope, g, depth + 1) {
-                                Some(t) => is_array_type(t),
+                                Some(t) => array_element(t, 0).is_some(),
                                 None => again(&m.obj, scope, g).is_some_and(|t| is_array(&t)),
                             };
                             if !array {
                                 return None;
                             }
+                            let element = declared_type(&m.obj, scope, g, depth + 1).and_then(|t| array_element(t, 0));
                             let item = match &*c.args.first()?.expr {
                                 Expr::Ident(f) => g.env().function_return(&f.sym).map(|t| g.ty(t))?,
-                                Expr::Arrow(arrow) => arrow_return(arrow, scope, g, depth + 1)?,
+                                Expr::Arrow(arrow) => {
+                                    // The callback's first parameter is the element.
+                                    let typed = match (arrow.params.first(), element) {
+                                        (Some(Pat::Ident(p)), Some(t)) if p.type_ann.is_none() => {
+                                            Some((p.id.sym.as_ref(), Binding::Typed(t)))
+                                        }
+                                        (Some(Pat::Ident(p)), _) => p
+                                            .type_ann
+                                            .as_ref()
+                                            .map(|a| (p.id.sym.as_ref(), Binding::Typed(&a.type_ann))),
+                                        _ => None,
+                                    };
+                                    match typed {
+                                        Some((name, binding)) => {
+                                            scope.frames.push(HashMap::from([(name, binding)]));
+                                            let hidden_rest: Vec<&Pat> = arrow.params.iter().skip(1).collect();
+                                            let before = scope.hidden.len();
+                                            scope.hidden.extend(hidden_rest.into_iter().flat_map(pattern_names));
+                                            let out = arrow_body(arrow, scope, g, depth + 1);
+                                            scope.hidden.truncate(before);
+                                            scope.frames.pop();
+                                            out?
+                                        }
+                                        None => arrow_return(arrow, scope, g, depth + 1)?,
+                                    }
+                                }
                                 _ => return None,
                             };
                             Some(json!({ "type": "array", "items": item }))
@@ -318,10 +366,15 @@ fn declared_type<'a>(e: &'a Expr, scope: &Scope<'a>, g: &SchemaGen<'_, 'a>, dept
     match e {
         Expr::Paren(p) => declared_type(&p.expr, scope, g, depth + 1),
         Expr::TsNonNull(n) => declared_type(&n.expr, scope, g, depth + 1),
-        Expr::Ident(id) if !scope.hidden.iter().any(|h| h == id.sym.as_ref()) => match scope.binding(&id.sym)? {
-            Binding::Typed(t) => Some(t),
-            Binding::Init(init) => declared_type(init, scope, g, depth + 1),
-            Binding::Field(init, field) => field_of(init, field),
+        Expr::Ident(id) if !scope.hidden.iter().any(|h| h == id.sym.as_ref()) => match scope.binding(&id.sym) {
+            Some(Binding::Typed(t)) => Some(t),
+            Some(Binding::Init(init)) => declared_type(init, scope, g, depth + 1),
+            Some(Binding::Field(init, field)) => field_of(init, field),
+            // A field of the pattern's input, as written.
+            None if scope.params.iter().any(|p| p == id.sym.as_ref()) => {
+                g.member_type(scope.input?, &id.sym).map(|(t, _)| t)
+            }
+            None => None,
         },
         Expr::Member(m) => match &m.prop {
             MemberProp::Ident(p) => field_of(&m.obj, &p.sym),
@@ -349,7 +402,19 @@ fn arrow_return<'a>(
     let params: Vec<String> = arrow.params.iter().flat_map(pattern_names).collect();
     let hidden_before = scope.hidden.len();
     scope.hidden.extend(params);
-    let result = match &*arrow.body {
+    let result = arrow_body(arrow, scope, g, depth);
+    scope.hidden.truncate(hidden_before);
+    result
+}
+
+/// [`arrow_return`] with the parameters already bound (or hidden).
+fn arrow_body<'a>(
+    arrow: &'a ArrowExpr,
+    scope: &mut Scope<'a>,
+    g: &mut SchemaGen<'_, 'a>,
+    depth: usize,
+) -> Option<Value> {
+    match &*arrow.body {
         ArrowFunctionBody::Expr(e) => schema_at(e, scope, g, depth),
         ArrowFunctionBody::FunctionBody(block) => {
             let mut frame = HashMap::new();
@@ -360,9 +425,41 @@ fn arrow_return<'a>(
             scope.frames.pop();
             result
         }
-    };
-    scope.hidden.truncate(hidden_before);
-    result
+    }
+}
+
+/// The element type of an array type, through `Default<…>` members of a
+/// union and the wrappers that keep an array (`Writable<T[]>`, `Default<T[], …>`).
+fn array_element(t: &TsType, depth: usize) -> Option<&TsType> {
+    if depth > 8 {
+        return None;
+    }
+    match t {
+        TsType::TsArrayType(a) => Some(&a.elem_type),
+        TsType::TsParenthesizedType(p) => array_element(&p.type_ann, depth + 1),
+        TsType::TsTypeOperator(o) => array_element(&o.type_ann, depth + 1),
+        TsType::TsTypeRef(r) => {
+            let swc_ecma_ast::TsEntityName::Ident(id) = &r.type_name else { return None };
+            let first = r.type_params.as_ref().and_then(|p| p.params.first())?;
+            match id.sym.as_ref() {
+                "Array" | "ReadonlyArray" => Some(first),
+                "Writable" | "Cell" | "Default" | "OpaqueRef" | "Reactive" | "ReadonlyCell" | "PerSpace"
+                | "PerUser" | "PerSession" => array_element(first, depth + 1),
+                _ => None,
+            }
+        }
+        TsType::TsUnionOrIntersectionType(swc_ecma_ast::TsUnionOrIntersectionType::TsUnionType(u)) => {
+            let mut members = u.types.iter().filter(|m| {
+                !matches!(&***m, TsType::TsTypeRef(r) if matches!(&r.type_name, swc_ecma_ast::TsEntityName::Ident(i) if i.sym == *"Default"))
+            });
+            let only = members.next()?;
+            if members.next().is_some() {
+                return None;
+            }
+            array_element(only, depth + 1)
+        }
+        _ => None,
+    }
 }
 
 fn agree<'a>(

@@ -1011,6 +1011,8 @@ interface Node { label: string; children: Node[] }
 const TREE: Node = { label: "root", children: [] };
 function show(node: Node): any { return node; }
 declare const talk: (params: unknown) => { pending: boolean };
+interface Job<T> { busy: boolean; value?: T }
+declare const run: <T>(params: unknown) => Job<T>;
 const totals = (items: Item[]): Item[] => items;
 function label(n: number): string { return `${n}`; }
 export default pattern<{ items: Item[] }>(({ items }) => {
@@ -1036,12 +1038,26 @@ export default pattern<{ items: Item[] }>(({ items }) => {
     preview: ui.preview,
     count: child.count,
     flags: items.map((i) => i.price > 1),
+    rows: items.map((i) => ({ cost: i.price, at: label(i.price), state: run<Item>({}) })),
   };
 });
 "#;
         let c = program_contract(&[("main.tsx".into(), entry.into()), ("child.tsx".into(), child.into())]);
         let result = c.result_schema.unwrap();
         let p = &result["properties"];
+        // `map` types its callback's parameter with the element type; an
+        // object literal is its properties' types; a declared builtin's
+        // result is its (instantiated) return type, where an optional member
+        // typed by the type parameter keeps `undefined`.
+        assert_eq!(
+            p["rows"],
+            serde_json::json!({"type": "array", "items": {"type": "object",
+                "properties": {"cost": {"type": "number"}, "at": {"type": "string"},
+                    "state": {"type": "object", "properties": {"busy": {"type": "boolean"},
+                        "value": {"anyOf": [{"type": "undefined"}, {"$ref": "#/$defs/Item"}]}},
+                        "required": ["busy"]}},
+                "required": ["at", "cost", "state"]}})
+        );
         let item = serde_json::json!({"type": "array", "items": {"$ref": "#/$defs/Item"}});
         assert_eq!(p["kept"], item);
         assert_eq!(p["sum"], serde_json::json!({"type": "number"}));

@@ -970,6 +970,16 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
                     if is_stream_schema(&schema) && self.env.jsdoc_has_tag(self.file, p.span.lo, "deprecated") {
                         schema["deprecated"] = Value::Bool(true);
                     }
+                    // An optional member typed by a type parameter keeps the
+                    // `undefined` its instantiation adds (`result?: T`).
+                    if p.optional
+                        && let TsType::TsTypeRef(r) = t
+                        && r.type_params.is_none()
+                        && let TsEntityName::Ident(id) = &r.type_name
+                        && self.subst.last().is_some_and(|m| m.contains_key(id.sym.as_ref()))
+                    {
+                        schema = union_of(vec![json!({ "type": "undefined" }), schema], None);
+                    }
                     let optional = p.optional || is_default_with_undefined(t);
                     if !optional {
                         required.retain(|r| r != &key);
@@ -1206,6 +1216,22 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
     /// (`declare const f: F`, `type F = (…) => Reactive<State>`) and `State`
     /// declares `field`; an optional field may be `undefined`.
     pub fn declared_call_member(&mut self, function: &str, field: &str, type_args: &[&TsType]) -> Option<Value> {
+        let (f, state) = self.declared_function(function)?;
+        let (member, optional) = self.member_type(state, field)?;
+        let schema = self.instantiated(f, type_args, member)?;
+        Some(if optional { union_of(vec![json!({ "type": "undefined" }), schema], None) } else { schema })
+    }
+
+    /// The schema of what `f(…)` returns, where `f` is declared with a
+    /// function type (see [`SchemaGen::declared_call_member`]).
+    pub(crate) fn declared_call_result(&mut self, function: &str, type_args: &[&TsType]) -> Option<Value> {
+        let (f, state) = self.declared_function(function)?;
+        self.instantiated(f, type_args, state)
+    }
+
+    /// `declare const f: F` (through aliases to a function type): the function
+    /// type and what it returns, `Reactive<…>` unwrapped.
+    fn declared_function(&self, function: &str) -> Option<(&'a swc_ecma_ast::TsFnType, &'a TsType)> {
         let declared: &'a TsType = self.env.files.iter().filter_map(|f| f.module.as_ref()).find_map(|m| {
             m.body.iter().find_map(|item| {
                 let decl = match item {
@@ -1246,8 +1272,12 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         {
             state = inner;
         }
-        let (member, optional) = self.member_type(state, field)?;
-        // A generic function (`<T>(…) => …`) instantiated with the call's type arguments.
+        Some((f, state))
+    }
+
+    /// `t` inside a generic function (`<T>(…) => …`) instantiated with the
+    /// call's type arguments (or none, for a function that is not generic).
+    fn instantiated(&mut self, f: &swc_ecma_ast::TsFnType, type_args: &[&TsType], t: &TsType) -> Option<Value> {
         let params: Vec<String> = f
             .type_params
             .as_ref()
@@ -1259,9 +1289,9 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         let bindings: HashMap<String, Value> =
             params.into_iter().zip(type_args.iter().map(|t| self.ty(t)).collect::<Vec<_>>()).collect();
         self.subst.push(bindings);
-        let schema = self.ty(member);
+        let schema = self.ty(t);
         self.subst.pop();
-        Some(if optional { union_of(vec![json!({ "type": "undefined" }), schema], None) } else { schema })
+        Some(schema)
     }
 
     /// The schema of `P(…).field`, where `P` is a pattern factory whose output
