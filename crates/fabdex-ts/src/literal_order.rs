@@ -9,19 +9,22 @@
 //!
 //! - each file's literals in text order, the bodies of arrows and function
 //!   expressions after the file's statements (the checker defers them), but
-//!   the expressions a call argument returns in place (inferring the call's
-//!   type arguments needs them);
+//!   a call argument's returned expressions in place (inferring the call's
+//!   type arguments needs them), with the initializers of the names they read;
 //! - a program declaration's literals at its first reference;
-//! - the platform's API declarations never at a reference: the checker
-//!   resolves their members one by one as they are used, which syntax
-//!   cannot follow, so their literals rank where the program itself writes
-//!   them, or last.
+//! - the platform's API declarations not at a reference (the checker
+//!   resolves their members one by one as they are used), but: the cell
+//!   scope and kind unions at the first call of an API function (its return
+//!   type instantiates the cell brands); an API member when an object literal
+//!   passed to a call, or written for an annotated variable, has a key of
+//!   that name (contextual typing resolves it); and the keys themselves when
+//!   the call is generic (inferring its type arguments creates them).
 //!
-//! Checked against TypeScript itself (its literal creation order over a full
-//! check), the misses left on the platform's 338 baselined patterns come
-//! from expressions the checker reads out of order: another file's pattern
-//! body checked to infer a call here, or a member resolved by contextual
-//! typing.
+//! Every rule was read off TypeScript's own literal creation order (a full
+//! check of each program with the compiler's options, tracing where each
+//! literal type is created). What it still misses on the platform's 338
+//! baselined patterns comes from expressions the checker reads out of order,
+//! such as another file's pattern body checked to infer a call here.
 
 use std::collections::{HashMap, HashSet};
 
@@ -39,6 +42,14 @@ use crate::schema::DeclRef;
 /// creation order: the empty string, zero, then the `typeof` result names.
 const PRE_CREATED_STRINGS: [&str; 9] =
     ["", "string", "number", "bigint", "boolean", "symbol", "undefined", "object", "function"];
+
+/// The platform's API aliases the checker resolves the first time a program
+/// calls an API function (its return type instantiates the cell brand types,
+/// their scope and kind).
+const API_PRELUDE_TYPES: [&str; 2] = ["CellScope", "CellKind"];
+
+/// The API module the platform's declarations describe.
+const API_MODULE: &str = "commonfabric";
 
 /// First-occurrence ranks of a program's string and number literals.
 #[derive(Debug, Default)]
@@ -58,7 +69,7 @@ impl LiteralOrder {
     /// Ranks for a program given its entry and the declarations by name
     /// (the schema generator's, so both resolve a name the same way).
     pub(crate) fn of_program(entry: Option<&Parsed>, decls: &HashMap<String, DeclRef>) -> LiteralOrder {
-        LiteralOrder::of_files(entry.into_iter(), decls, usize::MAX)
+        LiteralOrder::of_files(entry.into_iter(), decls, &[], usize::MAX)
     }
 
     /// Ranks for a program whose files the checker reads in this order (the
@@ -68,11 +79,13 @@ impl LiteralOrder {
     /// Declarations from file index `declaration_files` on (the platform's
     /// API declarations) are not read at a reference: the checker resolves
     /// their members only when they are used, which syntax cannot follow.
-    pub(crate) fn of_files<'p>(
+    pub(crate) fn of_files<'p, 'a>(
         files: impl Iterator<Item = &'p Parsed>,
-        decls: &HashMap<String, DeclRef>,
+        decls: &HashMap<String, DeclRef<'a>>,
+        all_files: &[&'a Parsed],
         declaration_files: usize,
     ) -> LiteralOrder {
+        let files_for_generics = all_files;
         let mut order = LiteralOrder::default();
         // "" first, then 0, then the typeof names (the checker's start-up order).
         order.note(Value::String(String::new()));
@@ -89,6 +102,11 @@ impl LiteralOrder {
             depth: 0,
             deepest: 0,
             resolving: 0,
+            api_imports: HashSet::new(),
+            generic_functions: generic_api_functions(decls, files_for_generics, declaration_files),
+            pull: Vec::new(),
+            prelude_done: declaration_files == usize::MAX,
+            api_members: object_members_from(decls, declaration_files),
         };
         // Each file in turn: its statements, then the bodies of its function
         // expressions and arrows, which the checker defers to the end of the
@@ -140,6 +158,144 @@ struct Collector<'o, 'd, 'a> {
     deepest: usize,
     /// Inside a declaration being read at a reference (always read).
     resolving: usize,
+    /// The API's functions that are generic (declared with a generic
+    /// function type, or an interface with a generic call signature).
+    generic_functions: HashSet<String>,
+    /// Names imported from the API module, and whether the prelude was read.
+    api_imports: HashSet<String>,
+    prelude_done: bool,
+    /// The API declarations' object members by name, not read yet.
+    api_members: HashMap<String, Vec<&'a swc_ecma_ast::TsType>>,
+    /// Bindings of the function bodies whose returned expressions are read
+    /// in place: a name read there pulls in its initializer, once.
+    pull: Vec<HashMap<String, swc_ecma_ast::Expr>>,
+}
+
+/// The `const`/`let` initializers at the top of a function body, by each
+/// name they bind (a destructuring binds all its names to the initializer).
+fn body_initializers(body: &swc_ecma_ast::FunctionBody) -> HashMap<String, swc_ecma_ast::Expr> {
+    fn names(p: &swc_ecma_ast::Pat, out: &mut Vec<String>) {
+        use swc_ecma_ast::{ObjectPatProp, Pat};
+        match p {
+            Pat::Ident(i) => out.push(i.id.sym.to_string()),
+            Pat::Object(o) => {
+                for prop in &o.props {
+                    match prop {
+                        ObjectPatProp::Assign(a) => out.push(a.key.sym.to_string()),
+                        ObjectPatProp::KeyValue(kv) => names(&kv.value, out),
+                        ObjectPatProp::Rest(r) => names(&r.arg, out),
+                    }
+                }
+            }
+            Pat::Array(a) => a.elems.iter().flatten().for_each(|e| names(e, out)),
+            Pat::Assign(a) => names(&a.left, out),
+            _ => {}
+        }
+    }
+    let mut out = HashMap::new();
+    for stmt in &body.stmts {
+        if let swc_ecma_ast::Stmt::Decl(swc_ecma_ast::Decl::Var(v)) = stmt {
+            for d in &v.decls {
+                let Some(init) = &d.init else { continue };
+                let mut bound = Vec::new();
+                names(&d.name, &mut bound);
+                for n in bound {
+                    out.insert(n, (**init).clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The names of the API's `declare const f: F` whose type `F` is generic: a
+/// function type with type parameters, or an interface with a generic call
+/// signature, through aliases.
+fn generic_api_functions<'a>(
+    decls: &HashMap<String, DeclRef<'a>>,
+    files: &[&'a Parsed],
+    from: usize,
+) -> HashSet<String> {
+    use swc_ecma_ast::{Decl, ModuleDecl, ModuleItem, Stmt, TsFnOrConstructorType, TsType};
+    let generic = |t: &TsType| -> bool {
+        let mut t = t;
+        for _ in 0..8 {
+            match t {
+                TsType::TsFnOrConstructorType(TsFnOrConstructorType::TsFnType(f)) => return f.type_params.is_some(),
+                TsType::TsTypeRef(r) => {
+                    let TsEntityName::Ident(id) = &r.type_name else { return false };
+                    match decls.get(id.sym.as_ref()) {
+                        Some(DeclRef::Alias(_, a)) => t = &a.type_ann,
+                        Some(DeclRef::Interface(_, i)) => {
+                            return i.body.body.iter().any(|m| {
+                                matches!(m, swc_ecma_ast::TsTypeElement::TsCallSignatureDecl(c) if c.type_params.is_some())
+                            });
+                        }
+                        _ => return false,
+                    }
+                }
+                _ => return false,
+            }
+        }
+        false
+    };
+    let mut out = HashSet::new();
+    for f in files.iter().skip(from) {
+        let Some(module) = &f.module else { continue };
+        for item in &module.body {
+            let var = match item {
+                ModuleItem::Stmt(Stmt::Decl(Decl::Var(v))) => v,
+                ModuleItem::ModuleDecl(ModuleDecl::ExportDecl(e)) => match &e.decl {
+                    Decl::Var(v) => v,
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            for d in &var.decls {
+                if let swc_ecma_ast::Pat::Ident(id) = &d.name
+                    && d.init.is_none()
+                    && let Some(ann) = &id.type_ann
+                    && generic(&ann.type_ann)
+                {
+                    out.insert(id.id.sym.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The members of the object types (interfaces, object aliases) declared in
+/// files `from..`, by member name.
+fn object_members_from<'a>(
+    decls: &HashMap<String, DeclRef<'a>>,
+    from: usize,
+) -> HashMap<String, Vec<&'a swc_ecma_ast::TsType>> {
+    let mut out: HashMap<String, Vec<&'a swc_ecma_ast::TsType>> = HashMap::new();
+    let mut names: Vec<&String> = decls.keys().collect();
+    names.sort();
+    for name in names {
+        let (f, members): (usize, &'a [swc_ecma_ast::TsTypeElement]) = match decls[name] {
+            DeclRef::Interface(f, i) => (f, &i.body.body),
+            DeclRef::Alias(f, a) => match &*a.type_ann {
+                swc_ecma_ast::TsType::TsTypeLit(l) => (f, &l.members),
+                _ => continue,
+            },
+            DeclRef::Enum(_) => continue,
+        };
+        if f < from {
+            continue;
+        }
+        for m in members {
+            if let swc_ecma_ast::TsTypeElement::TsPropertySignature(p) = m
+                && let swc_ecma_ast::Expr::Ident(key) = &*p.key
+                && let Some(t) = &p.type_ann
+            {
+                out.entry(key.sym.to_string()).or_default().push(&t.type_ann);
+            }
+        }
+    }
+    out
 }
 
 /// The expressions a function returns (an expression body, or each
@@ -229,7 +385,119 @@ impl Collector<'_, '_, '_> {
     }
 }
 
+impl Collector<'_, '_, '_> {
+    /// A call argument's returned expressions, read in place (inference
+    /// needs them), with the initializers of the body's names they read.
+    fn returns_in_place(&mut self, body: &swc_ecma_ast::FunctionBody) {
+        let pull = self.active();
+        if pull {
+            self.pull.push(body_initializers(body));
+        }
+        for e in returned_expressions(body) {
+            e.visit_with(self);
+        }
+        if pull {
+            self.pull.pop();
+        }
+    }
+
+    /// The first call of an API function reads the API prelude.
+    fn api_call(&mut self, callee: &swc_ecma_ast::Expr) {
+        if self.prelude_done || !self.active() {
+            return;
+        }
+        let swc_ecma_ast::Expr::Ident(id) = callee else { return };
+        if !self.api_imports.contains(id.sym.as_ref()) {
+            return;
+        }
+        self.prelude_done = true;
+        for name in API_PRELUDE_TYPES {
+            if let Some(DeclRef::Alias(f, alias)) = self.decls.get(name).copied()
+                && f >= self.declaration_files
+            {
+                self.resolving += 1;
+                alias.visit_children_with(self);
+                self.resolving -= 1;
+            }
+        }
+    }
+
+    /// An object literal with a contextual type: each key names a member of
+    /// that type, which the checker resolves, and becomes a literal type.
+    fn contextual_object(&mut self, o: &swc_ecma_ast::ObjectLit, depth: usize, keys: bool) {
+        use swc_ecma_ast::{Expr, Prop, PropOrSpread};
+        if depth > 8 || !self.active() {
+            return;
+        }
+        for p in &o.props {
+            let PropOrSpread::Prop(p) = p else { continue };
+            let (key, value): (String, Option<&Expr>) = match &**p {
+                Prop::KeyValue(kv) => match &kv.key {
+                    PropName::Ident(i) => (i.sym.to_string(), Some(&*kv.value)),
+                    PropName::Str(s) => (s.value.to_string_lossy().into_owned(), Some(&*kv.value)),
+                    _ => continue,
+                },
+                Prop::Shorthand(i) => (i.sym.to_string(), None),
+                _ => continue,
+            };
+            if let Some(types) = self.api_members.remove(&key) {
+                self.resolving += 1;
+                for t in types {
+                    t.visit_with(self);
+                }
+                self.resolving -= 1;
+            }
+            if keys {
+                self.note(Value::String(key));
+            }
+            match value {
+                Some(Expr::Object(inner)) => self.contextual_object(inner, depth + 1, keys),
+                Some(Expr::Array(a)) => {
+                    for el in a.elems.iter().flatten() {
+                        if let Expr::Object(inner) = &*el.expr {
+                            self.contextual_object(inner, depth + 1, keys);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 impl Visit for Collector<'_, '_, '_> {
+    fn visit_ident(&mut self, i: &swc_ecma_ast::Ident) {
+        let pulled = self.pull.iter_mut().rev().find_map(|frame| frame.remove(i.sym.as_ref()));
+        if let Some(init) = pulled {
+            init.visit_with(self);
+        }
+    }
+    fn visit_new_expr(&mut self, n: &swc_ecma_ast::NewExpr) {
+        n.visit_children_with(self);
+        self.api_call(&n.callee);
+    }
+    fn visit_var_declarator(&mut self, d: &swc_ecma_ast::VarDeclarator) {
+        // `const x: T = { … }`: the initializer is contextually typed by `T`.
+        if let swc_ecma_ast::Pat::Ident(id) = &d.name
+            && id.type_ann.is_some()
+        {
+            id.type_ann.visit_with(self);
+            match d.init.as_deref() {
+                Some(swc_ecma_ast::Expr::Object(o)) => self.contextual_object(o, 0, false),
+                Some(swc_ecma_ast::Expr::Array(a)) => {
+                    for el in a.elems.iter().flatten() {
+                        if let swc_ecma_ast::Expr::Object(o) = &*el.expr {
+                            self.contextual_object(o, 0, false);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            d.init.visit_with(self);
+            return;
+        }
+        d.visit_children_with(self);
+    }
     fn visit_ts_type_ref(&mut self, r: &TsTypeRef) {
         r.visit_children_with(self);
         if let TsEntityName::Ident(id) = &r.type_name {
@@ -250,26 +518,35 @@ impl Visit for Collector<'_, '_, '_> {
         use swc_ecma_ast::{ArrowFunctionBody, Expr};
         c.callee.visit_with(self);
         c.type_args.visit_with(self);
+        // Inferring a generic call's type arguments from an object literal
+        // creates its keys' literal types.
+        let generic = match &c.callee {
+            swc_ecma_ast::Callee::Expr(callee) => match &**callee {
+                Expr::Ident(id) => c.type_args.is_some() || self.generic_functions.contains(id.sym.as_ref()),
+                _ => false,
+            },
+            _ => false,
+        };
         for arg in &c.args {
+            if let Expr::Object(o) = &*arg.expr {
+                self.contextual_object(o, 0, generic);
+            }
             match &*arg.expr {
                 Expr::Arrow(a) => match &*a.body {
                     ArrowFunctionBody::Expr(e) => e.visit_with(self),
-                    ArrowFunctionBody::FunctionBody(b) => {
-                        for e in returned_expressions(b) {
-                            e.visit_with(self);
-                        }
-                    }
+                    ArrowFunctionBody::FunctionBody(b) => self.returns_in_place(b),
                 },
                 Expr::Fn(f) => {
                     if let Some(b) = &f.function.body {
-                        for e in returned_expressions(b) {
-                            e.visit_with(self);
-                        }
+                        self.returns_in_place(b);
                     }
                 }
                 _ => {}
             }
             arg.visit_with(self);
+        }
+        if let swc_ecma_ast::Callee::Expr(callee) = &c.callee {
+            self.api_call(callee);
         }
     }
     fn visit_arrow_expr(&mut self, a: &swc_ecma_ast::ArrowExpr) {
@@ -315,7 +592,15 @@ impl Visit for Collector<'_, '_, '_> {
         }
     }
     // Module specifiers and property names are never checked as literal types.
-    fn visit_import_decl(&mut self, _: &ImportDecl) {}
+    fn visit_import_decl(&mut self, i: &ImportDecl) {
+        if i.src.value == *API_MODULE {
+            for spec in &i.specifiers {
+                if let swc_ecma_ast::ImportSpecifier::Named(n) = spec {
+                    self.api_imports.insert(n.local.sym.to_string());
+                }
+            }
+        }
+    }
     fn visit_named_export(&mut self, _: &NamedExport) {}
     fn visit_export_all(&mut self, _: &ExportAll) {}
     fn visit_ts_import_type(&mut self, _: &TsImportType) {}
@@ -403,6 +688,57 @@ h("top", "user");"#,
         // Naming the API's `Scope` reads none of its members.
         assert!(rank("user") < usize::MAX);
         assert_eq!(rank("space"), usize::MAX);
+    }
+
+    #[test]
+    fn api_use_contextual_typing_and_inference_create_literals_where_the_checker_does() {
+        let api = [parse(
+            "index.d.ts",
+            r#"export type CellScope = "space" | "user" | "session";
+export type Msg = { role: "user" | "assistant" | "system" | "tool"; content: string };
+export declare const send: (m: Msg) => void;
+export type GenFn = <T = unknown>(params: { tone?: string; pick?: string; skip?: string }) => T;
+export declare const gen: GenFn;
+export declare const plain: (params: { mood?: string }) => void;
+export declare const cell: <T>(value: T) => T;"#,
+        )];
+        let ranks = |src: &str, values: &[&str]| -> Vec<usize> {
+            let program = [parse("main.tsx", src)];
+            let mut env = crate::schema::TypeEnv::with_declarations(&program, &api);
+            env.set_check_order(&[0]);
+            let order = env.literal_order();
+            values.iter().map(|v| order.rank(&json!(v))).collect()
+        };
+        let imports = r#"import { send, gen, plain, cell } from "commonfabric";"#;
+        // The first API call instantiates the cell brand types: the scope's
+        // literals exist from then on.
+        let r = ranks(&format!("{imports}\nh(\"a\");\ncell(1);\nh(\"b\");"), &["a", "user", "b"]);
+        assert!(r[0] < r[1] && r[1] < r[2], "{r:?}");
+        // A key of a contextually typed object literal resolves that member
+        // (the role union, `assistant` included) before what follows.
+        let r = ranks(
+            &format!("{imports}\nsend({{ role: \"user\", content: \"\" }});\nh(\"later\");"),
+            &["assistant", "later"],
+        );
+        assert!(r[0] < r[1], "{r:?}");
+        let r = ranks(
+            &format!("{imports}\nconst m: Msg = {{ role: \"user\", content: \"\" }};\nh(\"later\");"),
+            &["tool", "later"],
+        );
+        assert!(r[0] < r[1], "{r:?}");
+        // Inferring a generic call's type arguments creates the keys' literal
+        // types; a plain call does not.
+        let r = ranks(&format!("{imports}\ngen({{ tone: \"t\" }});\nplain({{ mood: \"m\" }});"), &["tone", "mood"]);
+        assert!(r[0] < usize::MAX && r[1] == usize::MAX, "{r:?}");
+        // A call argument's return reads its bindings' initializers in place;
+        // the rest of the body waits for the end of the file.
+        let r = ranks(
+            &format!(
+                "{imports}\nwrap(() => {{ const r = gen({{ pick: \"x\" }}); const s = gen({{ skip: \"y\" }}); return r; }});\nh(\"later\");"
+            ),
+            &["pick", "later", "skip"],
+        );
+        assert!(r[0] < r[1] && r[1] < r[2], "{r:?}");
     }
 
     #[test]

@@ -203,7 +203,7 @@ impl<'a> TypeEnv<'a> {
     pub fn set_check_order(&mut self, order: &[usize]) {
         let files: Vec<&Parsed> =
             order.iter().filter_map(|&i| self.files[..self.program_files].get(i).copied()).collect();
-        self.literals = LiteralOrder::of_files(files.into_iter(), &self.decls, self.program_files);
+        self.literals = LiteralOrder::of_files(files.into_iter(), &self.decls, &self.files, self.program_files);
     }
 
     /// Record the output type of a pattern factory bound to `name`.
