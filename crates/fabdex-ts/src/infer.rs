@@ -12,7 +12,7 @@ use swc_ecma_ast::{
     ArrowExpr, ArrowFunctionBody, BinaryOp, Callee, Decl, Expr, Lit, MemberProp, Pat, Stmt, TsType, UnaryOp,
 };
 
-use crate::program::has_default;
+use crate::program::{has_default, unparen};
 use crate::schema::SchemaGen;
 
 /// How deep names may lead through their initializers.
@@ -82,13 +82,6 @@ fn boolean() -> Value {
 
 fn is_array(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("array")
-}
-
-fn unparen(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => unparen(&p.expr),
-        other => other,
-    }
 }
 
 /// `f(…).field`, where `f` is a builtin declared with a function type (with
@@ -496,42 +489,50 @@ fn agree<'a>(
 /// The body's `const`/`let` initializers (so later names can be read) and
 /// its `return` arguments, through nested blocks but not nested functions.
 fn collect_body<'a>(stmts: &'a [Stmt], frame: &mut HashMap<&'a str, Binding<'a>>, returns: &mut Vec<Option<&'a Expr>>) {
+    for_each_nested_statement(stmts, &mut |stmt| match stmt {
+        Stmt::Return(r) => returns.push(r.arg.as_deref()),
+        Stmt::Decl(Decl::Var(v)) => bind_declarators(&v.decls, frame),
+        _ => {}
+    });
+}
+
+/// Call `f` on each statement of a function body, and on the statements
+/// nested in its blocks, branches, loops, `try` and `switch`, but not in
+/// nested functions: the statements a `return` there returns from.
+pub(crate) fn for_each_nested_statement<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {
     for stmt in stmts {
-        collect_stmt(stmt, frame, returns);
+        nested_statement(stmt, f);
     }
 }
 
-fn collect_stmt<'a>(stmt: &'a Stmt, frame: &mut HashMap<&'a str, Binding<'a>>, returns: &mut Vec<Option<&'a Expr>>) {
+fn nested_statement<'a>(stmt: &'a Stmt, f: &mut impl FnMut(&'a Stmt)) {
+    f(stmt);
     match stmt {
-        Stmt::Return(r) => returns.push(r.arg.as_deref()),
-        Stmt::Decl(Decl::Var(v)) => {
-            bind_declarators(&v.decls, frame);
-        }
-        Stmt::Block(b) => collect_body(&b.stmts, frame, returns),
+        Stmt::Block(b) => for_each_nested_statement(&b.stmts, f),
         Stmt::If(i) => {
-            collect_stmt(&i.cons, frame, returns);
+            nested_statement(&i.cons, f);
             if let Some(alt) = &i.alt {
-                collect_stmt(alt, frame, returns);
+                nested_statement(alt, f);
             }
         }
-        Stmt::For(f) => collect_stmt(&f.body, frame, returns),
-        Stmt::ForOf(f) => collect_stmt(&f.body, frame, returns),
-        Stmt::ForIn(f) => collect_stmt(&f.body, frame, returns),
-        Stmt::While(w) => collect_stmt(&w.body, frame, returns),
-        Stmt::DoWhile(w) => collect_stmt(&w.body, frame, returns),
-        Stmt::Labeled(l) => collect_stmt(&l.body, frame, returns),
+        Stmt::For(l) => nested_statement(&l.body, f),
+        Stmt::ForOf(l) => nested_statement(&l.body, f),
+        Stmt::ForIn(l) => nested_statement(&l.body, f),
+        Stmt::While(l) => nested_statement(&l.body, f),
+        Stmt::DoWhile(l) => nested_statement(&l.body, f),
+        Stmt::Labeled(l) => nested_statement(&l.body, f),
         Stmt::Try(t) => {
-            collect_body(&t.block.stmts, frame, returns);
+            for_each_nested_statement(&t.block.stmts, f);
             if let Some(h) = &t.handler {
-                collect_body(&h.body.stmts, frame, returns);
+                for_each_nested_statement(&h.body.stmts, f);
             }
-            if let Some(f) = &t.finalizer {
-                collect_body(&f.stmts, frame, returns);
+            if let Some(fin) = &t.finalizer {
+                for_each_nested_statement(&fin.stmts, f);
             }
         }
-        Stmt::Switch(s) => {
-            for case in &s.cases {
-                collect_body(&case.cons, frame, returns);
+        Stmt::Switch(sw) => {
+            for case in &sw.cases {
+                for_each_nested_statement(&case.cons, f);
             }
         }
         _ => {}
@@ -585,8 +586,8 @@ pub(crate) fn bind_declarators<'a>(
     }
 }
 
-/// The names a parameter pattern binds.
-fn pattern_names(p: &Pat) -> Vec<String> {
+/// The names a parameter or binding pattern binds.
+pub(crate) fn pattern_names(p: &Pat) -> Vec<String> {
     match p {
         Pat::Ident(i) => vec![i.id.sym.to_string()],
         Pat::Array(a) => a.elems.iter().flatten().flat_map(pattern_names).collect(),

@@ -36,6 +36,7 @@ use swc_ecma_ast::{
 use swc_ecma_visit::{Visit, VisitWith};
 
 use crate::extract::Parsed;
+use crate::infer::{for_each_nested_statement, pattern_names};
 use crate::schema::DeclRef;
 
 /// The literals TypeScript's checker creates before it reads any source, in
@@ -85,7 +86,6 @@ impl LiteralOrder {
         all_files: &[&'a Parsed],
         declaration_files: usize,
     ) -> LiteralOrder {
-        let files_for_generics = all_files;
         let mut order = LiteralOrder::default();
         // "" first, then 0, then the typeof names (the checker's start-up order).
         order.note(Value::String(String::new()));
@@ -103,7 +103,7 @@ impl LiteralOrder {
             deepest: 0,
             resolving: 0,
             api_imports: HashSet::new(),
-            generic_functions: generic_api_functions(decls, files_for_generics, declaration_files),
+            generic_functions: generic_api_functions(decls, all_files, declaration_files),
             pull: Vec::new(),
             prelude_done: declaration_files == usize::MAX,
             api_members: object_members_from(decls, declaration_files),
@@ -174,33 +174,13 @@ struct Collector<'o, 'd, 'a> {
 /// The `const`/`let` initializers at the top of a function body, by each
 /// name they bind (a destructuring binds all its names to the initializer).
 fn body_initializers(body: &swc_ecma_ast::FunctionBody) -> HashMap<String, swc_ecma_ast::Expr> {
-    fn names(p: &swc_ecma_ast::Pat, out: &mut Vec<String>) {
-        use swc_ecma_ast::{ObjectPatProp, Pat};
-        match p {
-            Pat::Ident(i) => out.push(i.id.sym.to_string()),
-            Pat::Object(o) => {
-                for prop in &o.props {
-                    match prop {
-                        ObjectPatProp::Assign(a) => out.push(a.key.sym.to_string()),
-                        ObjectPatProp::KeyValue(kv) => names(&kv.value, out),
-                        ObjectPatProp::Rest(r) => names(&r.arg, out),
-                    }
-                }
-            }
-            Pat::Array(a) => a.elems.iter().flatten().for_each(|e| names(e, out)),
-            Pat::Assign(a) => names(&a.left, out),
-            _ => {}
-        }
-    }
     let mut out = HashMap::new();
     for stmt in &body.stmts {
         if let swc_ecma_ast::Stmt::Decl(swc_ecma_ast::Decl::Var(v)) = stmt {
             for d in &v.decls {
                 let Some(init) = &d.init else { continue };
-                let mut bound = Vec::new();
-                names(&d.name, &mut bound);
-                for n in bound {
-                    out.insert(n, (**init).clone());
+                for name in pattern_names(&d.name) {
+                    out.insert(name, (**init).clone());
                 }
             }
         }
@@ -298,56 +278,16 @@ fn object_members_from<'a>(
     out
 }
 
-/// The expressions a function returns (an expression body, or each
-/// `return`'s argument), not those of functions nested in it.
+/// The expressions a function body's `return`s return, not those of
+/// functions nested in it.
 fn returned_expressions(body: &swc_ecma_ast::FunctionBody) -> Vec<&swc_ecma_ast::Expr> {
-    struct Returns<'b> {
-        out: Vec<&'b swc_ecma_ast::Expr>,
-    }
-    impl<'b> Returns<'b> {
-        fn stmts(&mut self, stmts: &'b [swc_ecma_ast::Stmt]) {
-            for s in stmts {
-                self.stmt(s);
-            }
+    let mut out = Vec::new();
+    for_each_nested_statement(&body.stmts, &mut |stmt| {
+        if let swc_ecma_ast::Stmt::Return(r) = stmt {
+            out.extend(r.arg.as_deref());
         }
-        fn stmt(&mut self, s: &'b swc_ecma_ast::Stmt) {
-            use swc_ecma_ast::Stmt;
-            match s {
-                Stmt::Return(r) => self.out.extend(r.arg.as_deref()),
-                Stmt::Block(b) => self.stmts(&b.stmts),
-                Stmt::If(i) => {
-                    self.stmt(&i.cons);
-                    if let Some(a) = &i.alt {
-                        self.stmt(a);
-                    }
-                }
-                Stmt::For(f) => self.stmt(&f.body),
-                Stmt::ForOf(f) => self.stmt(&f.body),
-                Stmt::ForIn(f) => self.stmt(&f.body),
-                Stmt::While(w) => self.stmt(&w.body),
-                Stmt::DoWhile(w) => self.stmt(&w.body),
-                Stmt::Labeled(l) => self.stmt(&l.body),
-                Stmt::Try(t) => {
-                    self.stmts(&t.block.stmts);
-                    if let Some(h) = &t.handler {
-                        self.stmts(&h.body.stmts);
-                    }
-                    if let Some(f) = &t.finalizer {
-                        self.stmts(&f.stmts);
-                    }
-                }
-                Stmt::Switch(sw) => {
-                    for c in &sw.cases {
-                        self.stmts(&c.cons);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut r = Returns { out: Vec::new() };
-    r.stmts(&body.stmts);
-    r.out
+    });
+    out
 }
 
 impl Collector<'_, '_, '_> {
@@ -450,18 +390,35 @@ impl Collector<'_, '_, '_> {
             if keys {
                 self.note(Value::String(key));
             }
-            match value {
-                Some(Expr::Object(inner)) => self.contextual_object(inner, depth + 1, keys),
-                Some(Expr::Array(a)) => {
-                    for el in a.elems.iter().flatten() {
-                        if let Expr::Object(inner) = &*el.expr {
-                            self.contextual_object(inner, depth + 1, keys);
-                        }
-                    }
-                }
-                _ => {}
+            if let Some(value) = value {
+                self.contextual_value(value, depth + 1, keys);
             }
         }
+    }
+
+    /// A contextually typed object literal, or array of them (see
+    /// [`Collector::contextual_object`]); anything else is left alone.
+    fn contextual_value(&mut self, e: &swc_ecma_ast::Expr, depth: usize, keys: bool) {
+        use swc_ecma_ast::Expr;
+        match e {
+            Expr::Object(o) => self.contextual_object(o, depth, keys),
+            Expr::Array(a) => {
+                for el in a.elems.iter().flatten() {
+                    if let Expr::Object(o) = &*el.expr {
+                        self.contextual_object(o, depth, keys);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Walk a deferred function body one level deeper (see `pass`).
+    fn deferred(&mut self, body: &impl VisitWith<Self>) {
+        self.depth += 1;
+        self.deepest = self.deepest.max(self.depth);
+        body.visit_with(self);
+        self.depth -= 1;
     }
 }
 
@@ -482,16 +439,8 @@ impl Visit for Collector<'_, '_, '_> {
             && id.type_ann.is_some()
         {
             id.type_ann.visit_with(self);
-            match d.init.as_deref() {
-                Some(swc_ecma_ast::Expr::Object(o)) => self.contextual_object(o, 0, false),
-                Some(swc_ecma_ast::Expr::Array(a)) => {
-                    for el in a.elems.iter().flatten() {
-                        if let swc_ecma_ast::Expr::Object(o) = &*el.expr {
-                            self.contextual_object(o, 0, false);
-                        }
-                    }
-                }
-                _ => {}
+            if let Some(init) = d.init.as_deref() {
+                self.contextual_value(init, 0, false);
             }
             d.init.visit_with(self);
             return;
@@ -553,20 +502,14 @@ impl Visit for Collector<'_, '_, '_> {
         a.params.visit_with(self);
         a.type_params.visit_with(self);
         a.return_type.visit_with(self);
-        self.depth += 1;
-        self.deepest = self.deepest.max(self.depth);
-        a.body.visit_with(self);
-        self.depth -= 1;
+        self.deferred(&a.body);
     }
     fn visit_fn_expr(&mut self, f: &swc_ecma_ast::FnExpr) {
         let f = &f.function;
         f.params.visit_with(self);
         f.type_params.visit_with(self);
         f.return_type.visit_with(self);
-        self.depth += 1;
-        self.deepest = self.deepest.max(self.depth);
-        f.body.visit_with(self);
-        self.depth -= 1;
+        self.deferred(&f.body);
     }
     fn visit_str(&mut self, s: &Str) {
         self.note(Value::String(s.value.to_string_lossy().into_owned()));

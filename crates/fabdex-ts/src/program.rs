@@ -395,7 +395,7 @@ fn cell_constructor(e: &Expr) -> Option<(Option<&TsType>, Option<&Expr>)> {
     }
 }
 
-fn unparen(e: &Expr) -> &Expr {
+pub(crate) fn unparen(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => unparen(&p.expr),
         other => other,
