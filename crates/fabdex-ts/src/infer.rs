@@ -86,7 +86,7 @@ fn is_array(schema: &Value) -> bool {
 
 /// `f(…).field`, where `f` is a builtin declared with a function type (with
 /// the platform's API declarations) or a pattern factory with a known output.
-fn call_member<'a>(init: &'a Expr, field: &str, g: &mut SchemaGen<'_, 'a>) -> Option<Value> {
+pub(crate) fn call_member<'a>(init: &'a Expr, field: &str, g: &mut SchemaGen<'_, 'a>) -> Option<Value> {
     let Expr::Call(c) = unparen(init) else { return None };
     let Callee::Expr(callee) = &c.callee else { return None };
     let Expr::Ident(f) = &**callee else { return None };

@@ -15,7 +15,7 @@ use swc_common::Spanned;
 use swc_ecma_visit::{Visit, VisitWith};
 
 use crate::extract::{Parsed, parse, strip, top_level_bindings};
-use crate::infer::{Binding, Scope, bind_declarators, expr_schema, name_schema};
+use crate::infer::{Binding, Scope, bind_declarators, call_member, expr_schema, name_schema};
 use crate::schema::{SchemaGen, TypeEnv, is_default_ref, is_stream_schema};
 
 /// The order in which a relative specifier is tried against the files that exist.
@@ -331,17 +331,12 @@ fn collect_identifiers(body: &ArrowFunctionBody, out: &mut Vec<String>) {
     body.visit_with(&mut Names(out));
 }
 
-/// For a name bound in the body to `f<…>(…)`, the callee's name `f` and the
-/// call's type arguments.
-fn declared_call<'e>(e: &Expr, locals: &HashMap<&str, &'e Expr>) -> Option<(&'e str, Vec<&'e TsType>)> {
+/// For a name bound in the body to `f<…>(…)` (a call of a name), that call.
+fn bound_call<'e>(e: &Expr, locals: &HashMap<&str, &'e Expr>) -> Option<&'e Expr> {
     let Expr::Ident(id) = e else { return None };
-    let Expr::Call(c) = unparen(locals.get(id.sym.as_ref())?) else { return None };
-    let Callee::Expr(callee) = &c.callee else { return None };
-    let type_args: Vec<&TsType> = c.type_args.iter().flat_map(|a| a.params.iter().map(|b| &**b)).collect();
-    match &**callee {
-        Expr::Ident(f) => Some((f.sym.as_ref(), type_args)),
-        _ => None,
-    }
+    let init = *locals.get(id.sym.as_ref())?;
+    let Expr::Call(c) = unparen(init) else { return None };
+    matches!(&c.callee, Callee::Expr(callee) if matches!(&**callee, Expr::Ident(_))).then_some(init)
 }
 
 /// Whether a field type carries a default: `Default<T, V>` or `T | Default<V>`.
@@ -508,13 +503,11 @@ fn infer_result(
             // `state.field`, where `state = f(…)` and `f` is declared with a
             // function type (the platform's builtins, with its API declarations).
             Some(Expr::Member(m))
-                if matches!(&m.prop, MemberProp::Ident(_)) && declared_call(unparen(&m.obj), &locals).is_some() =>
+                if matches!(&m.prop, MemberProp::Ident(_)) && bound_call(unparen(&m.obj), &locals).is_some() =>
             {
                 let MemberProp::Ident(field) = &m.prop else { unreachable!() };
-                let (function, type_args) = declared_call(unparen(&m.obj), &locals).unwrap();
-                generator
-                    .declared_call_member(function, &field.sym, &type_args)
-                    .or_else(|| generator.pattern_call_member(function, &field.sym))
+                let init = bound_call(unparen(&m.obj), &locals).unwrap();
+                call_member(init, &field.sym, &mut generator)
             }
             // The `.length` of an array literal bound by name is a number; of
             // an `as const` one (a tuple), its literal length.
@@ -653,33 +646,36 @@ fn binding_frames<'x>(
     (top, body)
 }
 
+/// The name a type reference spells (`A`, or `B` of `ns.B`).
+fn type_ref_name(r: &swc_ecma_ast::TsTypeRef) -> &str {
+    match &r.type_name {
+        swc_ecma_ast::TsEntityName::Ident(i) => i.sym.as_ref(),
+        swc_ecma_ast::TsEntityName::TsQualifiedName(q) => q.right.sym.as_ref(),
+    }
+}
+
+/// The members of a union or an intersection.
+fn union_or_intersection_members(u: &swc_ecma_ast::TsUnionOrIntersectionType) -> &[Box<TsType>] {
+    match u {
+        swc_ecma_ast::TsUnionOrIntersectionType::TsUnionType(u) => &u.types,
+        swc_ecma_ast::TsUnionOrIntersectionType::TsIntersectionType(i) => &i.types,
+    }
+}
+
 /// Whether the compiler keeps a destructured field's written type as the
 /// value's type: `Default<…>`, a scope (`PerUser<…>`, …), or a `Writable`
 /// of one, alone or in a union or intersection.
 fn preserved_binding_type(t: &TsType) -> bool {
     match t {
         TsType::TsParenthesizedType(p) => preserved_binding_type(&p.type_ann),
-        TsType::TsTypeRef(r) => {
-            let name = match &r.type_name {
-                swc_ecma_ast::TsEntityName::Ident(i) => i.sym.as_ref(),
-                swc_ecma_ast::TsEntityName::TsQualifiedName(q) => q.right.sym.as_ref(),
-            };
-            match name {
-                "Writable" => {
-                    r.type_params.as_ref().is_some_and(|a| a.params.iter().any(|t| preserved_binding_type(t)))
-                }
-                "PerSpace" | "PerUser" | "PerSession" | "PerAny" | "Default" => true,
-                _ => false,
-            }
-        }
-        TsType::TsUnionOrIntersectionType(u) => match u {
-            swc_ecma_ast::TsUnionOrIntersectionType::TsUnionType(u) => {
-                u.types.iter().any(|t| preserved_binding_type(t))
-            }
-            swc_ecma_ast::TsUnionOrIntersectionType::TsIntersectionType(i) => {
-                i.types.iter().any(|t| preserved_binding_type(t))
-            }
+        TsType::TsTypeRef(r) => match type_ref_name(r) {
+            "Writable" => r.type_params.as_ref().is_some_and(|a| a.params.iter().any(|t| preserved_binding_type(t))),
+            "PerSpace" | "PerUser" | "PerSession" | "PerAny" | "Default" => true,
+            _ => false,
         },
+        TsType::TsUnionOrIntersectionType(u) => {
+            union_or_intersection_members(u).iter().any(|t| preserved_binding_type(t))
+        }
         _ => false,
     }
 }
@@ -691,21 +687,12 @@ fn mentions_scope_wrapper(t: &TsType) -> bool {
     match t {
         TsType::TsParenthesizedType(p) => mentions_scope_wrapper(&p.type_ann),
         TsType::TsTypeRef(r) => {
-            let name = match &r.type_name {
-                swc_ecma_ast::TsEntityName::Ident(i) => i.sym.as_ref(),
-                swc_ecma_ast::TsEntityName::TsQualifiedName(q) => q.right.sym.as_ref(),
-            };
-            matches!(name, "PerSpace" | "PerUser" | "PerSession" | "PerAny")
+            matches!(type_ref_name(r), "PerSpace" | "PerUser" | "PerSession" | "PerAny")
                 || r.type_params.as_ref().is_some_and(|a| a.params.iter().any(|t| mentions_scope_wrapper(t)))
         }
-        TsType::TsUnionOrIntersectionType(u) => match u {
-            swc_ecma_ast::TsUnionOrIntersectionType::TsUnionType(u) => {
-                u.types.iter().any(|t| mentions_scope_wrapper(t))
-            }
-            swc_ecma_ast::TsUnionOrIntersectionType::TsIntersectionType(i) => {
-                i.types.iter().any(|t| mentions_scope_wrapper(t))
-            }
-        },
+        TsType::TsUnionOrIntersectionType(u) => {
+            union_or_intersection_members(u).iter().any(|t| mentions_scope_wrapper(t))
+        }
         TsType::TsArrayType(a) => mentions_scope_wrapper(&a.elem_type),
         TsType::TsTypeLit(l) => l.members.iter().any(|m| match m {
             swc_ecma_ast::TsTypeElement::TsPropertySignature(p) => {

@@ -724,13 +724,13 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         self.defs.entry(name.to_string()).or_insert(schema);
     }
 
-    /// The declared type of property `key` of an object type (interface, alias
-    /// or literal), and whether it is optional.
     /// The program's type declarations this generator reads.
     pub(crate) fn env(&self) -> &'e TypeEnv<'a> {
         self.env
     }
 
+    /// The declared type of property `key` of an object type (interface, alias
+    /// or literal), and whether it is optional.
     pub fn member_type(&self, t: &'a TsType, key: &str) -> Option<(&'a TsType, bool)> {
         let members: &'a [TsTypeElement] = match t {
             TsType::TsTypeLit(l) => &l.members,
