@@ -67,12 +67,6 @@ fn key(v: &Value) -> Option<String> {
 }
 
 impl LiteralOrder {
-    /// Ranks for a program given its entry and the declarations by name
-    /// (the schema generator's, so both resolve a name the same way).
-    pub(crate) fn of_program(entry: Option<&Parsed>, decls: &HashMap<String, DeclRef>) -> LiteralOrder {
-        LiteralOrder::of_files(entry.into_iter(), decls, &[], usize::MAX)
-    }
-
     /// Ranks for a program whose files the checker reads in this order (the
     /// entry first, then its imports depth-first): each file in text order,
     /// a referenced declaration at its first reference.
@@ -105,7 +99,7 @@ impl LiteralOrder {
             api_imports: HashSet::new(),
             generic_functions: generic_api_functions(decls, all_files, declaration_files),
             pull: Vec::new(),
-            prelude_done: declaration_files == usize::MAX,
+            prelude_done: false,
             api_members: object_members_from(decls, declaration_files),
         };
         // Each file in turn: its statements, then the bodies of its function
@@ -619,8 +613,7 @@ let s: Scope;
 h("top", "user");"#,
         )];
         let api = [parse("index.d.ts", r#"export type Scope = "space" | "user";"#)];
-        let mut env = crate::schema::TypeEnv::with_declarations(&program, &api);
-        env.set_check_order(&[0]);
+        let env = crate::schema::TypeEnv::with_check_order(&program, &api, &[0]);
         let order = env.literal_order();
         let rank = |v: &str| order.rank(&json!(v));
         // A call argument's returned expression is checked in place; the
@@ -647,8 +640,7 @@ export declare const cell: <T>(value: T) => T;"#,
         )];
         let ranks = |src: &str, values: &[&str]| -> Vec<usize> {
             let program = [parse("main.tsx", src)];
-            let mut env = crate::schema::TypeEnv::with_declarations(&program, &api);
-            env.set_check_order(&[0]);
+            let env = crate::schema::TypeEnv::with_check_order(&program, &api, &[0]);
             let order = env.literal_order();
             values.iter().map(|v| order.rank(&json!(v))).collect()
         };
@@ -691,12 +683,11 @@ export declare const cell: <T>(value: T) => T;"#,
             parse("a.ts", r#"export const a = "unreached";"#),
             parse("b.ts", r#"export const x = "imported";"#),
         ];
-        let mut env = crate::schema::TypeEnv::new(&files);
-        env.set_check_order(&[0, 2, 1]);
+        let env = crate::schema::TypeEnv::with_check_order(&files, &[], &[0, 2, 1]);
         let order = env.literal_order();
         assert!(order.rank(&json!("main")) < order.rank(&json!("imported")));
         assert!(order.rank(&json!("imported")) < order.rank(&json!("unreached")));
-        env.set_check_order(&[0]);
+        let env = crate::schema::TypeEnv::new(&files);
         assert_eq!(env.literal_order().rank(&json!("imported")), usize::MAX);
     }
 }

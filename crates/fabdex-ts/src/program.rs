@@ -853,8 +853,7 @@ pub fn program_contract(files: &[(String, String)]) -> Contract {
 /// platform's API for `commonfabric`, as the compiler resolves it.
 pub fn program_contract_with(files: &[(String, String)], declarations: &[Parsed]) -> Contract {
     let parsed: Vec<Parsed> = files.iter().map(|(p, t)| parse(p, t)).collect();
-    let mut env = TypeEnv::with_declarations(&parsed, declarations);
-    env.set_check_order(&check_order(files, &parsed));
+    let mut env = TypeEnv::with_check_order(&parsed, declarations, &check_order(files, &parsed));
     register_pattern_outputs(&mut env, files, &parsed);
     let mut notes = Vec::new();
     let Some(call) = parsed.first().and_then(pattern_call) else {

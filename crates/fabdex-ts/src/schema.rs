@@ -93,6 +93,14 @@ impl<'a> TypeEnv<'a> {
     /// As [`TypeEnv::new`], with declaration files (the platform's API for
     /// `commonfabric`) consulted after the program's own files.
     pub fn with_declarations(program: &'a [Parsed], declarations: &'a [Parsed]) -> TypeEnv<'a> {
+        TypeEnv::with_check_order(program, declarations, &[0])
+    }
+
+    /// As [`TypeEnv::with_declarations`], with literals ranked by a full
+    /// check of the program's files in `check_order` (indices into
+    /// `program`), as the compiler type-checks every file before it
+    /// generates any schema.
+    pub fn with_check_order(program: &'a [Parsed], declarations: &'a [Parsed], check_order: &[usize]) -> TypeEnv<'a> {
         let files: Vec<&'a Parsed> = program.iter().chain(declarations).collect();
         let mut decls = HashMap::new();
         for (fi, f) in files.iter().enumerate() {
@@ -129,7 +137,8 @@ impl<'a> TypeEnv<'a> {
                 }
             }
         }
-        let literals = LiteralOrder::of_program(files.first().copied(), &decls);
+        let checked = check_order.iter().filter_map(|&i| program.get(i));
+        let literals = LiteralOrder::of_files(checked, &decls, &files, program.len());
         TypeEnv {
             files,
             decls,
@@ -195,15 +204,6 @@ impl<'a> TypeEnv<'a> {
     /// The output type of the pattern factory bound to `name`, if known.
     pub(crate) fn pattern_output(&self, name: &str) -> Option<&'a TsType> {
         self.pattern_outputs.get(name).copied()
-    }
-
-    /// Rank literals by a full check of the program's files in `order`
-    /// (indices into the program files), as the compiler type-checks every
-    /// file before it generates any schema.
-    pub fn set_check_order(&mut self, order: &[usize]) {
-        let files: Vec<&Parsed> =
-            order.iter().filter_map(|&i| self.files[..self.program_files].get(i).copied()).collect();
-        self.literals = LiteralOrder::of_files(files.into_iter(), &self.decls, &self.files, self.program_files);
     }
 
     /// Record the output type of a pattern factory bound to `name`.
