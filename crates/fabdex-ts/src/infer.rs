@@ -272,14 +272,15 @@ fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, 
                         "map" => {
                             // Decided from the written type when there is one,
                             // so no schema is generated for the target itself.
-                            let array = match declared_type(&m.obj, scope, g, depth + 1) {
-                                Some(t) => array_element(t, 0).is_some(),
+                            let declared = declared_type(&m.obj, scope, g, depth + 1);
+                            let element = declared.and_then(|t| array_element(t, 0));
+                            let array = match declared {
+                                Some(_) => element.is_some(),
                                 None => again(&m.obj, scope, g).is_some_and(|t| is_array(&t)),
                             };
                             if !array {
                                 return None;
                             }
-                            let element = declared_type(&m.obj, scope, g, depth + 1).and_then(|t| array_element(t, 0));
                             let item = match &*c.args.first()?.expr {
                                 Expr::Ident(f) => g.env().function_return(&f.sym).map(|t| g.ty(t))?,
                                 Expr::Arrow(arrow) => {
