@@ -1,0 +1,115 @@
+//! The encoder on a tiny generated model (always), and on a real model when
+//! `FABDEX_EMBED_MODEL` names one (checked against a reference implementation).
+
+use fabdex_embed::tiny::{TINY_DIM, write_tiny_model};
+use fabdex_embed::{EmbedError, SentenceEncoder, cosine};
+
+const WORDS: &[&str] = &["alpha", "beta", "gamma", "delta", "cell", "pattern", "wish"];
+
+fn tiny(seed: u64) -> (tempfile::TempDir, SentenceEncoder) {
+    let dir = tempfile::tempdir().unwrap();
+    write_tiny_model(dir.path(), WORDS, seed).unwrap();
+    let enc = SentenceEncoder::load(dir.path()).unwrap();
+    (dir, enc)
+}
+
+#[test]
+fn vectors_are_unit_length_and_deterministic() {
+    let (_d, enc) = tiny(7);
+    assert_eq!(enc.identity().dim, TINY_DIM);
+    let v = enc.encode(&["alpha beta", "a pattern with a wish"], 64).unwrap();
+    for x in &v {
+        assert_eq!(x.len(), TINY_DIM);
+        assert!((cosine(x, x) - 1.0).abs() < 1e-5);
+    }
+    assert!(cosine(&v[0], &v[1]) < 0.999, "different texts give different vectors");
+    let again = enc.encode(&["alpha beta", "a pattern with a wish"], 64).unwrap();
+    assert_eq!(again, v);
+}
+
+#[test]
+fn padding_in_a_batch_does_not_change_a_vector() {
+    let (_d, enc) = tiny(3);
+    let alone = enc.encode(&["gamma"], 64).unwrap();
+    let batched = enc.encode(&["alpha beta gamma delta cell pattern wish alpha beta", "gamma"], 64).unwrap();
+    for (a, b) in alone[0].iter().zip(&batched[1]) {
+        assert!((a - b).abs() < 1e-5, "a short text padded beside a long one must encode as it does alone");
+    }
+}
+
+#[test]
+fn long_texts_are_read_only_to_max_tokens() {
+    let (_d, enc) = tiny(5);
+    let (ids, cut) = enc.token_ids("alpha beta gamma delta", 4).unwrap();
+    assert!(cut);
+    assert_eq!(ids.len(), 4);
+    assert_eq!((ids[0], ids[3]), (1, 2), "[CLS] first and [SEP] kept last");
+    let (_, cut) = enc.token_ids("alpha beta", 4).unwrap();
+    assert!(!cut);
+    let truncated = enc.encode(&["alpha beta gamma delta"], 4).unwrap();
+    let prefix = enc.encode(&["alpha beta"], 64).unwrap();
+    assert_eq!(truncated, prefix);
+}
+
+#[test]
+fn identity_follows_the_files() {
+    let (_a, one) = tiny(1);
+    let (_b, same) = tiny(1);
+    let (_c, other) = tiny(2);
+    assert_eq!(one.identity().digest, same.identity().digest);
+    assert_ne!(one.identity().digest, other.identity().digest);
+    assert!(one.identity().digest.starts_with("blake3:"));
+}
+
+fn load_err(dir: &std::path::Path) -> String {
+    match SentenceEncoder::load(dir) {
+        Err(e @ EmbedError::Model { .. }) => e.to_string(),
+        other => panic!("expected a model error, got {other:?}"),
+    }
+}
+
+#[test]
+fn unusable_models_are_refused_with_the_file_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope");
+    assert!(load_err(&missing).contains("is not a folder"));
+
+    write_tiny_model(dir.path(), WORDS, 1).unwrap();
+    std::fs::remove_file(dir.path().join("tokenizer.json")).unwrap();
+    let e = load_err(dir.path());
+    assert!(e.contains("tokenizer.json") && e.contains("cannot read"), "{e}");
+
+    write_tiny_model(dir.path(), WORDS, 1).unwrap();
+    let cfg = std::fs::read_to_string(dir.path().join("config.json")).unwrap();
+    std::fs::write(dir.path().join("config.json"), cfg.replace("\"bert\"", "\"roberta\"")).unwrap();
+    let e = load_err(dir.path());
+    assert!(e.contains("config.json") && e.contains("`roberta` is not supported"), "{e}");
+
+    write_tiny_model(dir.path(), WORDS, 1).unwrap();
+    std::fs::write(dir.path().join("1_Pooling/config.json"), r#"{"pooling_mode_cls_token": true}"#).unwrap();
+    let e = load_err(dir.path());
+    assert!(e.contains("1_Pooling") && e.contains("mean of tokens"), "{e}");
+
+    write_tiny_model(dir.path(), WORDS, 1).unwrap();
+    let cfg = std::fs::read_to_string(dir.path().join("config.json")).unwrap();
+    std::fs::write(dir.path().join("config.json"), cfg.replace("\"num_hidden_layers\": 2", "\"num_hidden_layers\": 3"))
+        .unwrap();
+    let e = load_err(dir.path());
+    assert!(e.contains("model.safetensors") && e.contains("does not hold the weights"), "{e}");
+}
+
+/// A real sentence-transformers model (`FABDEX_EMBED_MODEL` must name
+/// all-MiniLM-L6-v2), compared with an independent NumPy
+/// implementation of the same forward pass (all-MiniLM-L6-v2: 0.6776 and 0.0508).
+#[test]
+fn a_real_model_matches_the_reference_when_one_is_given() {
+    let Some(dir) = std::env::var_os("FABDEX_EMBED_MODEL") else {
+        eprintln!("skipped: set FABDEX_EMBED_MODEL to a sentence-transformers folder to run");
+        return;
+    };
+    let enc = SentenceEncoder::load(std::path::Path::new(&dir)).unwrap();
+    let v = enc.encode(&["how do I log in", "sign in to the site", "a banana is yellow"], 256).unwrap();
+    let (near, far) = (cosine(&v[0], &v[1]), cosine(&v[0], &v[2]));
+    assert!((near - 0.6776).abs() < 0.005, "log in ~ sign in: {near}");
+    assert!((far - 0.0508).abs() < 0.005, "log in ~ banana: {far}");
+}
