@@ -148,6 +148,16 @@ fn main() {
             (row.address.clone(), row.section.heading.to_lowercase(), file.path.to_lowercase(), body)
         })
         .collect();
+    // An index of the same corpus built with `--embeddings` (encoding takes
+    // minutes, so it is built beforehand): its hybrid searches are timed too.
+    let embedded = std::env::var_os("FABDEX_BENCH_EMBEDDED_INDEX").map(|dir| {
+        let engine = Engine::open_index(std::path::Path::new(&dir)).unwrap();
+        assert!(engine.snapshot().embeddings.is_some(), "FABDEX_BENCH_EMBEDDED_INDEX has no embeddings");
+        // The first search loads the model (once per engine); it is not a search's cost.
+        engine.search_docs(&SearchDocs { query: "warm up".into(), ..Default::default() }).unwrap();
+        engine
+    });
+    let mut dense = Vec::new();
     let mut search = Vec::new();
     let mut lexical = Vec::new();
     let mut peer = Vec::new();
@@ -171,6 +181,15 @@ fn main() {
                     .unwrap(),
             );
             lexical.push(t.elapsed());
+            if let Some(engine) = &embedded {
+                let t = Instant::now();
+                std::hint::black_box(
+                    engine
+                        .search_docs(&SearchDocs { query: q.q.clone(), limit: Some(10), ..Default::default() })
+                        .unwrap(),
+                );
+                dense.push(t.elapsed());
+            }
             addresses.extend(result.hits.into_iter().map(|h| h.address));
             let t = Instant::now();
             std::hint::black_box(peer_rank(&sections, &q.q));
@@ -188,6 +207,7 @@ fn main() {
         ("peer ranking, linear scan (baseline)", &mut peer),
         ("fabdex search docs --mode bm25, limit 10", &mut lexical),
         ("fabdex search docs (hybrid, the default), limit 10", &mut search),
+        ("fabdex search docs (hybrid with --embeddings), limit 10", &mut dense),
         ("fabdex open (default window)", &mut open),
     ] {
         if v.is_empty() {

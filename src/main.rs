@@ -34,6 +34,12 @@ struct Cli {
     /// Folder of research runs (default: `<index>/runs`).
     #[arg(long, global = true, env = "FABDEX_RUNS")]
     runs: Option<PathBuf>,
+    /// A local sentence-embedding model folder (sentence-transformers layout;
+    /// never downloaded). `fabdex index` encodes every docs section with it;
+    /// queries on such an index load it from here instead of the folder the
+    /// index recorded.
+    #[arg(long, global = true, env = "FABDEX_EMBEDDINGS", value_name = "DIR")]
+    embeddings: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -45,6 +51,7 @@ struct Scope {
     policy: Option<PathBuf>,
     consumer: String,
     runs: PathBuf,
+    embeddings: Option<PathBuf>,
 }
 
 impl Scope {
@@ -53,6 +60,15 @@ impl Scope {
         given
             .or_else(|| self.run.clone())
             .ok_or_else(|| QueryError::InvalidArgument("which run? give RUN, --run RUN or FABDEX_RUN".into()).into())
+    }
+
+    /// The engine of the index's published snapshot.
+    fn engine(&self) -> Result<Engine> {
+        let mut engine = Engine::open_index(&self.index)?;
+        if let Some(dir) = &self.embeddings {
+            engine.set_embedding_model(dir);
+        }
+        Ok(engine)
     }
 
     fn store(&self) -> fabdex_ledger::RunStore {
@@ -450,6 +466,7 @@ fn run(cli: Cli) -> Result<()> {
         run: cli.run.clone(),
         policy: cli.policy.clone(),
         consumer: cli.consumer.clone(),
+        embeddings: cli.embeddings.clone(),
     };
     match cli.command {
         Command::Index { roots, config, out, from_index, timeout } => {
@@ -466,6 +483,9 @@ fn run(cli: Cli) -> Result<()> {
                     Config::load(&default)?
                 }
             };
+            if let Some(model) = &scope.embeddings {
+                config.index.embeddings = Some(model.clone());
+            }
             let dir = out.or(cli.index).or(config.index.out.clone()).unwrap_or_else(|| PathBuf::from(".fabdex"));
             if let Some(url) = from_index {
                 let token = std::env::var("FABDEX_INDEX_TOKEN").ok().filter(|t| !t.is_empty());
@@ -509,6 +529,7 @@ fn run(cli: Cli) -> Result<()> {
                 max_body_bytes,
                 timeout: std::time::Duration::from_secs(timeout.max(1)),
                 max_concurrency,
+                embeddings: scope.embeddings.clone(),
             };
             if let Some(run) = &scope.run {
                 scope.store().ledger(run)?;
@@ -539,7 +560,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Search { what: SearchWhat::Docs { query, limit, path_prefix, include_history, mode } } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             let request = SearchDocs { query, limit, path_prefix, include_history, mode: Some(retrieval_mode(&mode)) };
             let result = scope.session(&engine)?.search_docs(&request)?;
             if cli.json {
@@ -568,7 +589,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Open { address, offset, max_chars, max_line_chars } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             let env = scope.session(&engine)?.read(&address, offset, max_chars, max_line_chars)?;
             if cli.json {
                 return print_json(&env);
@@ -598,7 +619,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Outline { path_or_prefix } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             let outline = scope.session(&engine)?.outline(&path_or_prefix)?;
             if cli.json {
                 return print_json(&outline);
@@ -619,7 +640,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Inspect { id } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             let inspection = scope.session(&engine)?.inspect(&id)?;
             if cli.json {
                 return print_json(&inspection);
@@ -710,7 +731,7 @@ fn run(cli: Cli) -> Result<()> {
                 have: parse_specs(&have, "--have")?,
                 limit,
             };
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             let result = scope.session(&engine)?.search_patterns(&query)?;
             if cli.json {
                 return print_json(&result);
@@ -719,7 +740,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Files { id } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             let listing = scope.session(&engine)?.files(&id)?;
             if cli.json {
                 return print_json(&listing);
@@ -741,7 +762,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Deps { id, depth } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             let tree = scope.session(&engine)?.deps(&id, depth)?;
             if cli.json {
                 return print_json(&tree);
@@ -753,21 +774,21 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Export { what: ExportWhat::Records } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             for p in &engine.snapshot().patterns.programs {
                 println!("{}", serde_json::to_string(&engine.published_record(&p.pattern_id, true)?)?);
             }
             Ok(())
         }
         Command::Export { what: ExportWhat::Patterns } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             for p in engine.export_patterns() {
                 println!("{}", serde_json::to_string(&p)?);
             }
             Ok(())
         }
         Command::Contract { id } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             let p = scope.session(&engine)?.inspect(&id)?;
             if cli.json {
                 return print_json(&serde_json::json!({
@@ -846,7 +867,7 @@ fn run(cli: Cli) -> Result<()> {
                     inventory.handles().to_vec()
                 }
             };
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             let contents = scope.store().ledger(&run)?.read()?;
             let admission = fabdex_kit::admit(&engine, &contents, &handles, &proposed);
             if cli.json {
@@ -901,15 +922,15 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Eval { what: EvalWhat::Patterns { tasks } } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             eval_patterns(&engine, &tasks, cli.json)
         }
         Command::Eval { what: EvalWhat::Docs { qrels, k, include_history, mode } } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             eval_docs(&engine, &qrels, k, include_history, retrieval_mode(&mode), cli.json)
         }
         Command::Related { address } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             let related = scope.session(&engine)?.related(&address)?;
             if cli.json {
                 return print_json(&related);
@@ -972,7 +993,7 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
             Ok(())
         }
         LedgerWhat::Cite { citation, in_run } => {
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             let (record, mut check) = audit::cite(&engine, &store, &citation, in_run.as_deref())?;
             let ok = check.status == audit::Status::Identical;
             let origin = record
@@ -1012,7 +1033,7 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
         }
         LedgerWhat::Verify { run_id } => {
             let run = scope.run_or(run_id)?;
-            let engine = Engine::open_index(&scope.index)?;
+            let engine = scope.engine()?;
             let contents = store.ledger(&run)?.read()?;
             let v = audit::verify(&engine, &contents)?;
             if json {
@@ -1322,6 +1343,12 @@ fn print_report(r: &IndexReport) -> Result<()> {
             c.identity_mismatch,
             c.identity_unverifiable,
             c.schema_disagreements
+        );
+    }
+    if let Some(e) = &r.embeddings {
+        println!(
+            "embeddings: {} units by {} ({}; {} encoded, {} from cache; {} read only to {} tokens)",
+            c.embedded_units, e.model.name, e.model_dir, e.encoded, e.reused, e.truncated, e.max_tokens
         );
     }
     println!(

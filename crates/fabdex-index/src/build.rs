@@ -79,6 +79,22 @@ pub struct IndexReport {
     /// Milliseconds per build phase.
     #[serde(default)]
     pub phases_ms: BTreeMap<String, u64>,
+    /// The sentence-embedding model and what it encoded, when the build used one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<EmbeddingsReport>,
+}
+
+/// What the embedding phase of a build did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddingsReport {
+    pub model: fabdex_embed::ModelIdentity,
+    pub model_dir: String,
+    pub max_tokens: usize,
+    /// Units encoded in this build, and units whose vector came from the cache.
+    pub encoded: u64,
+    pub reused: u64,
+    /// Units longer than `max_tokens`, read only that far.
+    pub truncated: u64,
 }
 
 /// (files extracted in this build, files whose extraction came from the cache).
@@ -205,8 +221,23 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         None => None,
     };
 
+    // The embedding model is loaded before anything is written: a bad one fails the build here.
+    let encoder = match &config.index.embeddings {
+        Some(dir) => Some(crate::embeddings::load_model(dir)?),
+        None => None,
+    };
+
     // Same sources as an intact published snapshot: re-publish it as it is.
-    let id = snapshot_id(config, &files, &ts_files, &seen, &skipped, &published, commonfabric_types.as_deref());
+    let id = snapshot_id(
+        config,
+        &files,
+        &ts_files,
+        &seen,
+        &skipped,
+        &published,
+        commonfabric_types.as_deref(),
+        encoder.as_ref().map(|e| e.identity()),
+    );
     if layout.snapshot(&id).exists() && verify_all(&layout.snapshot(&id)).is_ok() {
         let mut report: IndexReport = crate::snapshot::read_json(&layout.snapshot(&id).join("report.json"))?;
         report.unchanged = true;
@@ -338,6 +369,8 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         &ts_files,
         &published,
         commonfabric_types.as_deref(),
+        encoder.as_ref(),
+        opts.progress,
         &raw_files,
         &staging,
         &layout,
@@ -495,6 +528,8 @@ fn write_snapshot(
     ts_files: &[TsFile],
     published: &[(usize, PublishedSet)],
     commonfabric_types: Option<&str>,
+    encoder: Option<&fabdex_embed::SentenceEncoder>,
+    progress: bool,
     raw_files: &[String],
     staging: &Path,
     layout: &IndexLayout,
@@ -578,6 +613,41 @@ fn write_snapshot(
     counts.semantic_vocabulary = models.units.vocabulary() as u64;
     phases.insert("semantic".into(), lap(&mut clock));
 
+    // Sentence embeddings, when a model was given.
+    let mut embeddings_report = None;
+    if let Some(encoder) = encoder {
+        let bar = progress_bar(progress, unit_texts.len() as u64);
+        // `docs.files[i]` was assembled from `files[i]`.
+        let texts = units
+            .iter()
+            .map(|u| {
+                crate::embeddings::unit_text(&files[docs.sections[u.section as usize].file as usize].text, docs, u)
+            })
+            .collect();
+        let (table, stats) = crate::embeddings::compute(encoder, texts, &layout.cache(), &|done| {
+            if let Some(bar) = &bar {
+                bar.set_position(done as u64);
+            }
+        })?;
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        let bytes = table.to_bytes();
+        fs::write(staging.join(crate::embeddings::TABLE), &bytes)?;
+        tables.insert(crate::embeddings::TABLE.to_string(), digest_bytes(&bytes));
+        counts.embedded_units = table.len() as u64;
+        counts.embeddings_truncated = table.header.truncated as u64;
+        embeddings_report = Some(EmbeddingsReport {
+            model: table.header.model.clone(),
+            model_dir: table.header.model_dir.clone(),
+            max_tokens: table.header.max_tokens,
+            encoded: stats.encoded as u64,
+            reused: stats.reused as u64,
+            truncated: table.header.truncated as u64,
+        });
+        phases.insert("embeddings".into(), lap(&mut clock));
+    }
+
     // Manifest.
     let manifest_roots: Vec<ManifestRoot> = config
         .roots
@@ -644,6 +714,7 @@ fn write_snapshot(
         unresolved_links: unresolved,
         elapsed_ms: started.elapsed().as_millis() as u64,
         phases_ms: phases.clone(),
+        embeddings: embeddings_report,
     };
     fs::write(staging.join("report.json"), serde_json::to_vec_pretty(&report)?)?;
     // The manifest is written last: a staging directory without one is incomplete.
@@ -655,6 +726,7 @@ fn write_snapshot(
 /// indexed file's path and digest. Same sources, same id.
 /// Also covers every file seen and every skip: they change link resolution
 /// and the report even when no indexed file changed.
+#[allow(clippy::too_many_arguments)]
 fn snapshot_id(
     config: &Config,
     files: &[ReadFile],
@@ -663,8 +735,13 @@ fn snapshot_id(
     skipped: &[Skipped],
     published: &[(usize, PublishedSet)],
     commonfabric_types: Option<&str>,
+    embedding_model: Option<&fabdex_embed::ModelIdentity>,
 ) -> String {
     let mut h = blake3::Hasher::new();
+    if let Some(model) = embedding_model {
+        let (max, text) = (crate::embeddings::MAX_TOKENS, crate::embeddings::TEXT_VERSION);
+        h.update(format!("embeddings {} {max} text {text}\n", model.digest).as_bytes());
+    }
     if let Some(types) = commonfabric_types {
         h.update(format!("commonfabric types {}\n", blake3::hash(types.as_bytes()).to_hex()).as_bytes());
     }

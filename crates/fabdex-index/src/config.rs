@@ -34,6 +34,11 @@ pub struct IndexSettings {
     /// against it, as the compiler resolves them. Relative to the config file.
     #[serde(default)]
     pub commonfabric_types: Option<PathBuf>,
+    /// A local sentence-embedding model folder (sentence-transformers
+    /// layout). When set, every search unit is also encoded by it, and docs
+    /// search fuses the vectors in. Relative to the config file. Never fetched.
+    #[serde(default)]
+    pub embeddings: Option<PathBuf>,
 }
 
 fn default_keep_snapshots() -> usize {
@@ -47,6 +52,7 @@ impl Default for IndexSettings {
             max_file_bytes: DEFAULT_MAX_FILE_BYTES,
             keep_snapshots: default_keep_snapshots(),
             commonfabric_types: None,
+            embeddings: None,
         }
     }
 }
@@ -118,6 +124,11 @@ impl Config {
         {
             config.index.commonfabric_types = Some(base.join(types));
         }
+        if let Some(model) = &config.index.embeddings
+            && model.is_relative()
+        {
+            config.index.embeddings = Some(base.join(model));
+        }
         config.validate().with_context(|| format!("config `{}` is not valid", path.display()))?;
         Ok(config)
     }
@@ -138,6 +149,11 @@ impl Config {
             && !types.is_file()
         {
             bail!("[index] commonfabric_types: `{}` does not exist or is not a file", types.display());
+        }
+        if let Some(model) = &self.index.embeddings
+            && !model.is_dir()
+        {
+            bail!("[index] embeddings: `{}` does not exist or is not a folder", model.display());
         }
         let mut seen = std::collections::HashSet::new();
         for root in &self.roots {

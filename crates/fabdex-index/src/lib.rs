@@ -24,6 +24,7 @@
 pub mod blobs;
 pub mod build;
 pub mod config;
+pub mod embeddings;
 pub mod links;
 pub mod patterns;
 pub mod published;

@@ -115,6 +115,12 @@ pub struct Counts {
     pub semantic_dimensions: u64,
     #[serde(default)]
     pub semantic_vocabulary: u64,
+    /// Units with a sentence embedding (0 without `--embeddings`), and of
+    /// them, those read only to the model's token limit.
+    #[serde(default)]
+    pub embedded_units: u64,
+    #[serde(default)]
+    pub embeddings_truncated: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -189,6 +195,8 @@ pub struct Snapshot {
     pub search: tantivy::Index,
     /// The corpus-learned semantic models (units and files).
     pub semantic: SemanticModels,
+    /// Sentence embeddings of the units, when the index was built with a model.
+    pub embeddings: Option<crate::embeddings::UnitEmbeddings>,
     pub blobs: BlobStore,
 }
 
@@ -275,8 +283,38 @@ impl Snapshot {
             ))
             .into());
         }
+        let embeddings = match manifest.tables.get(crate::embeddings::TABLE) {
+            None => None,
+            Some(_) => {
+                let path = dir.join(crate::embeddings::TABLE);
+                let bytes = fs::read(&path).map_err(|e| {
+                    CorruptSnapshot(format!(
+                        "snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`",
+                        path.display()
+                    ))
+                })?;
+                check_digest(&path, &bytes, manifest.tables.get(crate::embeddings::TABLE))?;
+                let table = crate::embeddings::UnitEmbeddings::from_bytes(&bytes).map_err(|e| {
+                    CorruptSnapshot(format!(
+                        "snapshot is corrupted: `{}`: {e:#}; re-run `fabdex index`",
+                        path.display()
+                    ))
+                })?;
+                if table.len() != units.len() {
+                    return Err(CorruptSnapshot(format!(
+                        "snapshot is corrupted: `{}` covers {} units, the tables {}; re-run `fabdex index`",
+                        path.display(),
+                        table.len(),
+                        units.len()
+                    ))
+                    .into());
+                }
+                Some(table)
+            }
+        };
         Ok(Snapshot {
             semantic,
+            embeddings,
             dir: dir.to_path_buf(),
             blobs: BlobStore::new(dir.join("blobs")),
             manifest,

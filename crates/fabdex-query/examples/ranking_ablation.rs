@@ -2,47 +2,67 @@
 //! lever of the hybrid ranking on and off, as a Markdown table.
 //!
 //! ```text
-//! cargo run --release -p fabdex-query --example ranking_ablation -- INDEX_DIR QRELS.json
+//! cargo run --release -p fabdex-query --example ranking_ablation -- INDEX_DIR QRELS.json [--include-history]
 //! ```
+//!
+//! On an index built with `--embeddings`, rows for the sentence-embedding part
+//! are added (the model is loaded from the folder the index recorded).
 
 use fabdex_query::{Engine, HybridWeights, Qrel, RetrievalMode};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let include_history = args.iter().any(|a| a == "--include-history");
+    let args: Vec<&String> = args.iter().filter(|a| *a != "--include-history").collect();
     let [index, qrels] = &args[..] else {
-        eprintln!("usage: ranking_ablation INDEX_DIR QRELS.json");
+        eprintln!("usage: ranking_ablation INDEX_DIR QRELS.json [--include-history]");
         std::process::exit(2);
     };
     let qrels: Vec<Qrel> = serde_json::from_slice(&std::fs::read(qrels).expect("read qrels")).expect("valid qrels");
     let mut engine = Engine::open_index(std::path::Path::new(index)).expect("open index");
     let d = HybridWeights::default();
-    let off = |f: fn(&mut HybridWeights)| {
+    let off = |f: &dyn Fn(&mut HybridWeights)| {
         let mut w = d;
         f(&mut w);
         w
     };
-    let rows: Vec<(&str, RetrievalMode, HybridWeights)> = vec![
+    let mut rows: Vec<(&str, RetrievalMode, HybridWeights)> = vec![
         ("bm25 over fields (`--mode bm25`)", RetrievalMode::Bm25, d),
         (
             "hybrid, lexical part only",
             RetrievalMode::Hybrid,
-            off(|w| (w.semantic, w.file_semantic, w.symbol) = (0.0, 0.0, 0.0)),
+            off(&|w| (w.semantic, w.file_semantic, w.symbol, w.dense) = (0.0, 0.0, 0.0, 0.0)),
         ),
-        ("+ symbol table", RetrievalMode::Hybrid, off(|w| (w.semantic, w.file_semantic) = (0.0, 0.0))),
-        ("+ section semantics (LSA)", RetrievalMode::Hybrid, off(|w| w.file_semantic = 0.0)),
-        ("+ file semantics = hybrid (default)", RetrievalMode::Hybrid, d),
-        ("hybrid without the lexical part", RetrievalMode::Hybrid, off(|w| w.lexical = 0.0)),
+        ("+ symbol table", RetrievalMode::Hybrid, off(&|w| (w.semantic, w.file_semantic, w.dense) = (0.0, 0.0, 0.0))),
+        ("+ section semantics (LSA)", RetrievalMode::Hybrid, off(&|w| (w.file_semantic, w.dense) = (0.0, 0.0))),
+        ("+ file semantics = hybrid without embeddings", RetrievalMode::Hybrid, off(&|w| w.dense = 0.0)),
+    ];
+    // An index built with `--embeddings` adds the dense rows.
+    if engine.snapshot().embeddings.is_some() {
+        rows.push(("+ sentence embeddings = hybrid (`--embeddings`)", RetrievalMode::Hybrid, d));
+        rows.push((
+            "sentence embeddings alone",
+            RetrievalMode::Hybrid,
+            off(&|w| (w.lexical, w.semantic, w.file_semantic, w.symbol) = (0.0, 0.0, 0.0, 0.0)),
+        ));
+        for weight in [2.0, 6.0, 8.0] {
+            let label: &'static str = Box::leak(format!("hybrid, dense weight {weight}").into_boxed_str());
+            rows.push((label, RetrievalMode::Hybrid, off(&|w| w.dense = weight)));
+        }
+    }
+    rows.extend([
+        ("hybrid without the lexical part", RetrievalMode::Hybrid, off(&|w| w.lexical = 0.0)),
         (
             "section semantics alone",
             RetrievalMode::Hybrid,
-            off(|w| (w.lexical, w.file_semantic, w.symbol) = (0.0, 0.0, 0.0)),
+            off(&|w| (w.lexical, w.file_semantic, w.symbol, w.dense) = (0.0, 0.0, 0.0, 0.0)),
         ),
-    ];
+    ]);
     println!("| ranking | recall@5 | recall@10 | MRR@10 | nDCG@10 |");
     println!("|---|---|---|---|---|");
     for (name, mode, weights) in rows {
         engine.set_hybrid_weights(weights);
-        let r = engine.eval_docs(&qrels, 10, false, mode).expect("eval");
+        let r = engine.eval_docs(&qrels, 10, include_history, mode).expect("eval");
         println!(
             "| {name} | {:.2} | {:.2} | {:.3} | {:.3} |",
             r.recall_at_5, r.recall_at_10, r.mrr_at_10, r.ndcg_at_10

@@ -111,7 +111,7 @@ impl Engine {
         Ok(EvalReport {
             questions: qrels.len(),
             k,
-            mode: mode.label().into(),
+            mode: self.mode_label(mode).into(),
             recall_at_5: r5 / n,
             recall_at_10: r10 / n,
             recall_at_k: rk / n,

@@ -61,6 +61,10 @@ pub struct Engine {
     symbols: HashMap<String, (String, Vec<u32>)>,
     /// Weights of the hybrid ranking (the defaults unless an ablation sets others).
     hybrid: search::HybridWeights,
+    /// Where to load the embedding model from, instead of the folder the index recorded.
+    embedding_dir: Option<std::path::PathBuf>,
+    /// The index's embedding model, loaded by the first search that needs it.
+    encoder: std::sync::OnceLock<Result<fabdex_embed::SentenceEncoder, String>>,
 }
 
 impl Engine {
@@ -118,6 +122,8 @@ impl Engine {
             pattern_index,
             symbols,
             hybrid: Default::default(),
+            embedding_dir: None,
+            encoder: std::sync::OnceLock::new(),
         })
     }
 

@@ -45,6 +45,10 @@ pub const FILE_SEMANTIC_WEIGHT: f32 = 1.0;
 /// names, divided among the names the section defines, and halved when the
 /// section's heading is not the name itself.
 pub const SYMBOL_WEIGHT: f32 = 2.0;
+/// Hybrid ranking: weight of the sentence-embedding cosine, on an index built
+/// with `--embeddings`. Such cosines spread less than the latent model's
+/// (related sections score 0.3 to 0.6), so the weight is larger.
+pub const DENSE_WEIGHT: f32 = 4.0;
 /// A plain word (not camelCase, not called) counts as naming a symbol only when
 /// fewer than this share of units use it in prose: "wish" yes, "pattern" no...
 pub const PLAIN_SYMBOL_MAX_SHARE: f64 = 0.02;
@@ -66,6 +70,8 @@ pub struct HybridWeights {
     pub semantic: f32,
     pub file_semantic: f32,
     pub symbol: f32,
+    /// The sentence-embedding cosine; used only when the index has embeddings.
+    pub dense: f32,
 }
 
 impl Default for HybridWeights {
@@ -75,6 +81,7 @@ impl Default for HybridWeights {
             semantic: SEMANTIC_WEIGHT,
             file_semantic: FILE_SEMANTIC_WEIGHT,
             symbol: SYMBOL_WEIGHT,
+            dense: DENSE_WEIGHT,
         }
     }
 }
@@ -98,6 +105,9 @@ impl RetrievalMode {
             RetrievalMode::Bm25 => "bm25-fields",
         }
     }
+
+    /// The label of hybrid retrieval with the sentence-embedding part.
+    pub const HYBRID_DENSE_LABEL: &'static str = "hybrid-bm25-lsa-dense";
 }
 
 /// What one hit's score is made of.
@@ -111,6 +121,10 @@ pub struct ScoreParts {
     pub file_semantic: f32,
     /// Symbol-table bonus (hybrid).
     pub symbol: f32,
+    /// Cosine similarity of the unit's sentence embedding with the query's
+    /// (hybrid, only on an index built with `--embeddings`).
+    #[serde(default)]
+    pub dense: f32,
 }
 
 /// A docs search request (also the `search_docs` tool's input).
@@ -222,7 +236,7 @@ impl Engine {
         let mode = req.mode.unwrap_or_default();
         let symbols = self.query_symbols(query, &terms);
         let (ranked, matched) =
-            self.rank(&terms, &symbols, req.path_prefix.as_deref(), req.include_history, limit, mode)?;
+            self.rank(query, &terms, &symbols, req.path_prefix.as_deref(), req.include_history, limit, mode)?;
         let mut file_texts: HashMap<u32, String> = HashMap::new();
         let mut hits = Vec::with_capacity(ranked.len());
         for (score, unit_index, parts) in ranked {
@@ -256,7 +270,7 @@ impl Engine {
         Ok(SearchResult {
             query: query.to_string(),
             terms,
-            mode: mode.label().into(),
+            mode: self.mode_label(mode).into(),
             snapshot: self.snap.id().to_string(),
             matched,
             limit,
@@ -270,8 +284,10 @@ pub(crate) type RankedUnit = (f32, u32, ScoreParts);
 
 impl Engine {
     /// The units matching `terms`, best first, at most `depth`; and how many scored at all.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn rank(
         &self,
+        query: &str,
         terms: &[String],
         symbols: &[(String, Vec<u32>)],
         path_prefix: Option<&str>,
@@ -319,6 +335,7 @@ impl Engine {
                         bonus[u as usize] += self.hybrid.symbol * own / defined;
                     }
                 }
+                let dense_sims = self.dense_similarities(query)?;
                 let semantic_scale = (terms.len() as f32 / SEMANTIC_FULL_AT_TERMS as f32).min(1.0);
                 let mut ranked: Vec<RankedUnit> = Vec::new();
                 for (i, unit) in self.snap.units.iter().enumerate() {
@@ -337,11 +354,13 @@ impl Engine {
                         semantic: unit_sims.as_ref().map_or(0.0, |s| s[i].max(0.0)),
                         file_semantic: file_sims.as_ref().map_or(0.0, |s| s[row.file as usize].max(0.0)),
                         symbol: bonus[i],
+                        dense: dense_sims.as_ref().map_or(0.0, |s| s[i].max(0.0)),
                     };
                     let w = &self.hybrid;
                     let mut score = w.lexical * if best > 0.0 { parts.lexical / best } else { 0.0 }
                         + semantic_scale * (w.semantic * parts.semantic + w.file_semantic * parts.file_semantic)
-                        + parts.symbol;
+                        + parts.symbol
+                        + w.dense * parts.dense;
                     if file.historical {
                         score *= HISTORY_DEMOTION;
                     }
@@ -355,6 +374,59 @@ impl Engine {
                 Ok((ranked, matched))
             }
         }
+    }
+
+    /// The label of what `mode` runs on this index.
+    pub fn mode_label(&self, mode: RetrievalMode) -> &'static str {
+        match mode {
+            RetrievalMode::Hybrid if self.snap.embeddings.is_some() && self.hybrid.dense > 0.0 => {
+                RetrievalMode::HYBRID_DENSE_LABEL
+            }
+            _ => mode.label(),
+        }
+    }
+
+    /// Load the embedding model from this folder rather than the one the index
+    /// recorded (the model must still be the same, by digest).
+    pub fn set_embedding_model(&mut self, dir: &std::path::Path) {
+        self.embedding_dir = Some(dir.to_path_buf());
+        self.encoder = std::sync::OnceLock::new();
+    }
+
+    /// The query's cosine with every unit's sentence embedding; `None` when
+    /// the index has none (or the ablation weight is 0). An index with
+    /// embeddings whose model cannot be loaded is an error, never a silent
+    /// fallback to the other parts.
+    fn dense_similarities(&self, query: &str) -> Result<Option<Vec<f32>>, QueryError> {
+        let Some(table) = &self.snap.embeddings else { return Ok(None) };
+        if self.hybrid.dense <= 0.0 {
+            return Ok(None);
+        }
+        let encoder = self.encoder.get_or_init(|| {
+            let header = &table.header;
+            let dir = self.embedding_dir.clone().unwrap_or_else(|| std::path::PathBuf::from(&header.model_dir));
+            let encoder = fabdex_embed::SentenceEncoder::load(&dir).map_err(|e| e.to_string())?;
+            if encoder.identity().digest != header.model.digest {
+                return Err(format!(
+                    "embedding model {}: is {} ({}), but the index was built with {} ({})",
+                    dir.display(),
+                    encoder.identity().name,
+                    encoder.identity().digest,
+                    header.model.name,
+                    header.model.digest
+                ));
+            }
+            Ok(encoder)
+        });
+        let encoder = encoder.as_ref().map_err(|e| {
+            QueryError::NoSnapshot(format!(
+                "this index ranks with sentence embeddings and needs its model: {e}. Give the model's folder with --embeddings DIR (or $FABDEX_EMBEDDINGS), search with --mode bm25, or rebuild the index without --embeddings"
+            ))
+        })?;
+        let q = encoder
+            .encode(&[query], table.header.max_tokens)
+            .map_err(|e| QueryError::InvalidArgument(e.to_string()))?;
+        Ok(Some(table.similarities(&q[0])))
     }
 
     fn unit_historical(&self, unit: u32) -> bool {
@@ -505,7 +577,7 @@ impl Engine {
             return Ok(Vec::new());
         }
         let symbols = self.query_symbols(query, &terms);
-        let (ranked, _) = self.rank(&terms, &symbols, None, include_history, depth, mode)?;
+        let (ranked, _) = self.rank(query, &terms, &symbols, None, include_history, depth, mode)?;
         Ok(ranked.into_iter().map(|(_, u, _)| self.snap.units[u as usize].address.clone()).collect())
     }
 }

@@ -57,6 +57,8 @@ pub struct ServeOptions {
     pub timeout: Duration,
     /// Requests served at once; the others wait for a slot.
     pub max_concurrency: usize,
+    /// The embedding model folder, instead of the one the index recorded.
+    pub embeddings: Option<PathBuf>,
 }
 
 impl Default for ServeOptions {
@@ -70,8 +72,17 @@ impl Default for ServeOptions {
             max_body_bytes: 1024 * 1024,
             timeout: Duration::from_secs(30),
             max_concurrency: 64,
+            embeddings: None,
         }
     }
+}
+
+fn open_engine(index_dir: &Path, opts: &ServeOptions) -> Result<Engine, QueryError> {
+    let mut engine = Engine::open_index(index_dir)?;
+    if let Some(dir) = &opts.embeddings {
+        engine.set_embedding_model(dir);
+    }
+    Ok(engine)
 }
 
 pub(crate) struct AppState {
@@ -90,7 +101,7 @@ impl AppState {
         if published.is_empty() || published == current.snapshot_id() {
             return Ok(current);
         }
-        let fresh = Arc::new(Engine::open_index(&self.index_dir)?);
+        let fresh = Arc::new(open_engine(&self.index_dir, &self.opts)?);
         *self.engine.write().unwrap_or_else(|p| p.into_inner()) = fresh.clone();
         Ok(fresh)
     }
@@ -98,7 +109,7 @@ impl AppState {
 
 impl AppState {
     pub(crate) fn open(index_dir: &Path, opts: ServeOptions) -> anyhow::Result<AppState> {
-        let engine = Engine::open_index(index_dir)?;
+        let engine = open_engine(index_dir, &opts)?;
         Ok(AppState {
             index_dir: index_dir.to_path_buf(),
             engine: RwLock::new(Arc::new(engine)),

@@ -1,0 +1,212 @@
+//! Optional sentence embeddings of the search units, `tables/embeddings.bin`.
+//!
+//! Built only when the index is asked for them (`fabdex index --embeddings
+//! DIR`, or `[index] embeddings` in the config): a local model
+//! (`fabdex-embed`) encodes each unit's heading path, prose and code, read up
+//! to [`MAX_TOKENS`] tokens. The table records which model made the vectors
+//! (its digest) and where it was, so the query side can load the same model to
+//! encode a question, and refuses any other.
+//!
+//! Encoding is the slow part of such a build, so each vector is cached in the
+//! index's `cache/` folder under the model's digest and the text's digest: a
+//! rebuild encodes only the units whose text changed.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use fabdex_embed::{ModelIdentity, SentenceEncoder};
+use serde::{Deserialize, Serialize};
+
+use rayon::prelude::*;
+
+use fabdex_model::records::DocsTable;
+
+use crate::Unit;
+
+pub const TABLE: &str = "tables/embeddings.bin";
+
+/// Tokens of a unit read by the model, `[CLS]` and `[SEP]` included. The
+/// heading path and the opening of a section say most of what it is about;
+/// longer reads cost index time linearly and measured no better on labs.
+pub const MAX_TOKENS: usize = 128;
+
+/// Units encoded per forward pass; batches run in parallel.
+const BATCH: usize = 16;
+
+const MAGIC: &[u8; 8] = b"FDXEMB1\n";
+
+/// Version of what [`unit_text`] gives the model; the snapshot id covers it,
+/// so a change re-encodes (the vector cache is keyed by the text itself).
+pub const TEXT_VERSION: u32 = 1;
+
+/// What the table says about itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddingsHeader {
+    pub model: ModelIdentity,
+    /// The model folder as the build found it (absolute): where queries load it from.
+    pub model_dir: String,
+    pub max_tokens: usize,
+    pub units: usize,
+    /// Units longer than `max_tokens`, read only that far.
+    pub truncated: usize,
+}
+
+/// One unit vector per search unit, in unit order.
+#[derive(Debug, Clone)]
+pub struct UnitEmbeddings {
+    pub header: EmbeddingsHeader,
+    vectors: Vec<f32>,
+}
+
+/// How a build came by its vectors.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EncodeStats {
+    pub encoded: usize,
+    pub reused: usize,
+}
+
+impl UnitEmbeddings {
+    pub fn dim(&self) -> usize {
+        self.header.model.dim
+    }
+
+    pub fn len(&self) -> usize {
+        self.header.units
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.header.units == 0
+    }
+
+    pub fn vector(&self, unit: usize) -> &[f32] {
+        &self.vectors[unit * self.dim()..(unit + 1) * self.dim()]
+    }
+
+    /// Cosine of `query` (a unit vector of the same model) with every unit.
+    pub fn similarities(&self, query: &[f32]) -> Vec<f32> {
+        self.vectors.chunks_exact(self.dim()).map(|v| fabdex_embed::cosine(v, query)).collect()
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let header = serde_json::to_vec(&self.header).expect("header serialises");
+        let mut out = Vec::with_capacity(MAGIC.len() + 4 + header.len() + self.vectors.len() * 4);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+        out.extend_from_slice(&header);
+        for x in &self.vectors {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        if bytes.len() < MAGIC.len() + 4 || &bytes[..MAGIC.len()] != MAGIC {
+            bail!("not a fabdex embeddings table");
+        }
+        let len = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
+        let header_end = 12usize.checked_add(len).filter(|&e| e <= bytes.len()).context("header runs past the end")?;
+        let header: EmbeddingsHeader = serde_json::from_slice(&bytes[12..header_end]).context("header is not valid")?;
+        let floats = &bytes[header_end..];
+        let expected = header.units.checked_mul(header.model.dim).and_then(|n| n.checked_mul(4));
+        if expected != Some(floats.len()) {
+            bail!(
+                "holds {} bytes of vectors; {} units of {} dimensions need {}",
+                floats.len(),
+                header.units,
+                header.model.dim,
+                header.units * header.model.dim * 4
+            );
+        }
+        let vectors = floats.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+        Ok(UnitEmbeddings { header, vectors })
+    }
+}
+
+/// What the model reads of a unit: the file's title and the section's
+/// heading path (`wish() > Result Shape`), then the unit's own Markdown as
+/// written. Front matter descriptions are left out: they are the same for
+/// every section of a file and would crowd the section out of the model's
+/// token window.
+pub fn unit_text(file_text: &str, docs: &DocsTable, unit: &Unit) -> String {
+    let row = &docs.sections[unit.section as usize];
+    let file = &docs.files[row.file as usize];
+    let mut out: Vec<&str> = file.title.as_deref().into_iter().collect();
+    for h in &row.section.heading_path {
+        if out.last() != Some(&h.as_str()) {
+            out.push(h);
+        }
+    }
+    let mut text = out.join(" > ");
+    text.push('\n');
+    text.push_str(file_text.get(unit.byte_start as usize..unit.byte_end as usize).unwrap_or(""));
+    text
+}
+
+/// Load the model a build was asked to use; the error names the folder.
+pub fn load_model(dir: &Path) -> Result<SentenceEncoder> {
+    SentenceEncoder::load(dir).with_context(|| format!("[index] embeddings: cannot use `{}`", dir.display()))
+}
+
+/// Encode every unit, reusing cached vectors. `progress` is told how many
+/// units are done after each chunk.
+pub fn compute(
+    encoder: &SentenceEncoder,
+    texts: Vec<String>,
+    cache_root: &Path,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<(UnitEmbeddings, EncodeStats)> {
+    let model = encoder.identity().clone();
+    let dim = model.dim;
+    let cache = cache_root.join(format!("embed-{}-{MAX_TOKENS}", &model.digest["blake3:".len()..][..16]));
+    std::fs::create_dir_all(&cache).with_context(|| format!("cannot create `{}`", cache.display()))?;
+    let keys: Vec<PathBuf> = texts.iter().map(|t| cache.join(blake3::hash(t.as_bytes()).to_hex().as_str())).collect();
+    let mut vectors = vec![0f32; texts.len() * dim];
+    let mut missing = Vec::new();
+    for (i, key) in keys.iter().enumerate() {
+        match std::fs::read(key) {
+            Ok(bytes) if bytes.len() == dim * 4 => {
+                for (j, c) in bytes.chunks_exact(4).enumerate() {
+                    vectors[i * dim + j] = f32::from_le_bytes(c.try_into().expect("4 bytes"));
+                }
+            }
+            _ => missing.push(i),
+        }
+    }
+    let lengths: Vec<(usize, bool)> = texts
+        .par_iter()
+        .map(|t| encoder.token_ids(t, MAX_TOKENS).map(|(ids, cut)| (ids.len(), cut)))
+        .collect::<Result<_, _>>()?;
+    let truncated = lengths.iter().filter(|(_, cut)| *cut).count();
+    let stats = EncodeStats { encoded: missing.len(), reused: texts.len() - missing.len() };
+    // Batches of like length pad little.
+    missing.sort_by_key(|&i| (lengths[i].0, i));
+    let done = std::sync::atomic::AtomicUsize::new(stats.reused);
+    progress(stats.reused);
+    let encoded: Vec<(usize, Vec<f32>)> = missing
+        .par_chunks(BATCH)
+        .map(|chunk| {
+            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_str()).collect();
+            let vectors = encoder.encode(&batch, MAX_TOKENS)?;
+            let n = done.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed) + chunk.len();
+            progress(n);
+            Ok(chunk.iter().copied().zip(vectors).collect::<Vec<_>>())
+        })
+        .collect::<Result<Vec<_>, fabdex_embed::EmbedError>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    for (i, v) in encoded {
+        vectors[i * dim..(i + 1) * dim].copy_from_slice(&v);
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        // A cache write that fails costs a re-encode next time, nothing more.
+        let _ = std::fs::write(&keys[i], bytes);
+    }
+    let header = EmbeddingsHeader {
+        model,
+        model_dir: encoder.dir().canonicalize().unwrap_or_else(|_| encoder.dir().to_path_buf()).display().to_string(),
+        max_tokens: MAX_TOKENS,
+        units: texts.len(),
+        truncated,
+    };
+    Ok((UnitEmbeddings { header, vectors }, stats))
+}

@@ -1,0 +1,120 @@
+//! Optional sentence embeddings end to end on the project's corpus, with a
+//! tiny generated model: the build encodes and caches, search fuses the
+//! vectors and says so, and a missing or different model is an error.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::Workspace;
+use fabdex_embed::tiny::write_tiny_model;
+use fabdex_index::{BuildOptions, Config, IndexReport};
+use fabdex_query::{Engine, QueryError, RetrievalMode, SearchDocs};
+
+const WORDS: &[&str] = &["wish", "cell", "pattern", "handler", "default", "fetch", "result", "computed"];
+
+fn model(ws: &Workspace, name: &str, seed: u64) -> PathBuf {
+    let dir = ws.path(name);
+    write_tiny_model(&dir, WORDS, seed).unwrap();
+    dir
+}
+
+fn build_with(ws: &Workspace, model: Option<&Path>) -> anyhow::Result<IndexReport> {
+    let mut config: Config = ws.config();
+    config.index.embeddings = model.map(Path::to_path_buf);
+    fabdex_index::build(&config, &BuildOptions::new(ws.index_dir()))
+}
+
+fn search(engine: &Engine, q: &str, mode: RetrievalMode) -> Result<fabdex_query::SearchResult, QueryError> {
+    engine.search_docs(&SearchDocs { query: q.into(), limit: Some(10), mode: Some(mode), ..Default::default() })
+}
+
+#[test]
+fn an_index_with_embeddings_ranks_with_them_and_says_so() {
+    let ws = Workspace::docs_only();
+    let dir = model(&ws, "model", 1);
+    let report = build_with(&ws, Some(&dir)).unwrap();
+    let e = report.embeddings.as_ref().expect("the report says which model encoded");
+    assert_eq!(report.counts.embedded_units, report.counts.units);
+    assert_eq!((e.encoded, e.reused), (report.counts.units, 0));
+    assert_eq!(e.model.dim, fabdex_embed::tiny::TINY_DIM);
+    assert!(e.truncated > 0 && e.truncated < report.counts.units, "long units are counted as read in part");
+    assert_eq!(report.counts.embeddings_truncated, e.truncated);
+
+    let engine = Engine::open_index(&ws.index_dir()).unwrap();
+    let hybrid = search(&engine, "how do I tell whether a wish found nothing", RetrievalMode::Hybrid).unwrap();
+    assert_eq!(hybrid.mode, "hybrid-bm25-lsa-dense");
+    assert!(hybrid.hits.iter().any(|h| h.why.score_parts.dense > 0.0), "the dense part is in the score and in why");
+    let bm25 = search(&engine, "how do I tell whether a wish found nothing", RetrievalMode::Bm25).unwrap();
+    assert_eq!(bm25.mode, "bm25-fields");
+    assert!(bm25.hits.iter().all(|h| h.why.score_parts.dense == 0.0));
+
+    // The same sources without a model: no dense part, and another snapshot.
+    let plain = build_with(&ws, None).unwrap();
+    assert_ne!(plain.snapshot_id, report.snapshot_id);
+    assert!(plain.embeddings.is_none());
+    let engine = Engine::open_index(&ws.index_dir()).unwrap();
+    assert_eq!(search(&engine, "wish result", RetrievalMode::Hybrid).unwrap().mode, "hybrid-bm25-lsa");
+}
+
+#[test]
+fn a_rebuild_encodes_only_what_changed() {
+    let ws = Workspace::docs_only();
+    let dir = model(&ws, "model", 1);
+    let first = build_with(&ws, Some(&dir)).unwrap();
+    let before = fabdex_index::Snapshot::open(&ws.index_dir()).unwrap();
+    let file = before.docs.files.iter().find(|f| f.section_count >= 2).unwrap();
+    let path = ws.path(&format!("{}/{}", file.root, file.path));
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(&path, format!("{text}\n\nOne more paragraph at the end.\n")).unwrap();
+    let second = build_with(&ws, Some(&dir)).unwrap();
+    let e = second.embeddings.as_ref().unwrap();
+    assert_ne!(second.snapshot_id, first.snapshot_id);
+    assert!(e.encoded >= 1 && e.encoded < 5, "only the changed unit is encoded again: {e:?}");
+    assert_eq!(e.encoded + e.reused, second.counts.units);
+    let after = fabdex_index::Snapshot::open(&ws.index_dir()).unwrap();
+    let (a, b) = (before.embeddings.as_ref().unwrap(), after.embeddings.as_ref().unwrap());
+    assert_eq!(a.vector(0), b.vector(0), "a cached vector is the vector");
+}
+
+#[test]
+fn a_missing_or_different_model_is_an_error_not_a_fallback() {
+    let ws = Workspace::docs_only();
+    let dir = model(&ws, "model", 1);
+    build_with(&ws, Some(&dir)).unwrap();
+    let moved = ws.path("moved");
+    fs::rename(&dir, &moved).unwrap();
+
+    let engine = Engine::open_index(&ws.index_dir()).unwrap();
+    let err = search(&engine, "wish result", RetrievalMode::Hybrid).unwrap_err();
+    assert!(matches!(err, QueryError::NoSnapshot(_)), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("needs its model") && message.contains("--embeddings DIR"), "{message}");
+    // BM25 does not need the model.
+    assert!(search(&engine, "wish result", RetrievalMode::Bm25).is_ok());
+
+    let mut engine = Engine::open_index(&ws.index_dir()).unwrap();
+    engine.set_embedding_model(&moved);
+    assert_eq!(search(&engine, "wish result", RetrievalMode::Hybrid).unwrap().mode, "hybrid-bm25-lsa-dense");
+
+    let other = model(&ws, "other", 2);
+    engine.set_embedding_model(&other);
+    let message = search(&engine, "wish result", RetrievalMode::Hybrid).unwrap_err().to_string();
+    assert!(message.contains("but the index was built with"), "{message}");
+}
+
+#[test]
+fn an_unusable_model_fails_the_build_and_keeps_the_published_index() {
+    let ws = Workspace::docs_only();
+    let published = build_with(&ws, None).unwrap();
+    let dir = model(&ws, "model", 1);
+    let config = fs::read_to_string(dir.join("config.json")).unwrap();
+    fs::write(dir.join("config.json"), config.replace("\"bert\"", "\"roberta\"")).unwrap();
+    let err = format!("{:#}", build_with(&ws, Some(&dir)).unwrap_err());
+    assert!(err.contains("[index] embeddings: cannot use") && err.contains("`roberta` is not supported"), "{err}");
+    let current = fs::read_to_string(ws.index_dir().join("CURRENT")).unwrap();
+    assert_eq!(current.trim(), published.snapshot_id);
+    let engine = Engine::open_index(&ws.index_dir()).unwrap();
+    assert_eq!(search(&engine, "wish result", RetrievalMode::Hybrid).unwrap().mode, "hybrid-bm25-lsa");
+}
