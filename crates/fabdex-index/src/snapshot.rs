@@ -235,23 +235,14 @@ impl Snapshot {
             );
         }
         let docs_path = dir.join("tables/docs.json");
-        let bytes = fs::read(&docs_path).map_err(|e| {
-            CorruptSnapshot(format!(
-                "snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`",
-                docs_path.display()
-            ))
-        })?;
-        check_digest(&docs_path, &bytes, manifest.tables.get("tables/docs.json"))?;
+        let bytes = read_table(dir, &manifest, "tables/docs.json")?;
         let docs: DocsTable =
             serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", docs_path.display()))?;
         let patterns = match manifest.tables.get("tables/patterns.json") {
             None => PatternsTable::default(),
             Some(_) => {
                 let path = dir.join("tables/patterns.json");
-                let bytes = fs::read(&path).map_err(|e| {
-                    CorruptSnapshot(format!("snapshot is corrupted: cannot read `{}` ({e})", path.display()))
-                })?;
-                check_digest(&path, &bytes, manifest.tables.get("tables/patterns.json"))?;
+                let bytes = read_table(dir, &manifest, "tables/patterns.json")?;
                 serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", path.display()))?
             }
         };
@@ -287,13 +278,7 @@ impl Snapshot {
             None => None,
             Some(_) => {
                 let path = dir.join(crate::embeddings::TABLE);
-                let bytes = fs::read(&path).map_err(|e| {
-                    CorruptSnapshot(format!(
-                        "snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`",
-                        path.display()
-                    ))
-                })?;
-                check_digest(&path, &bytes, manifest.tables.get(crate::embeddings::TABLE))?;
+                let bytes = read_table(dir, &manifest, crate::embeddings::TABLE)?;
                 let table = crate::embeddings::UnitEmbeddings::from_bytes(&bytes).map_err(|e| {
                     CorruptSnapshot(format!(
                         "snapshot is corrupted: `{}`: {e:#}; re-run `fabdex index`",
@@ -338,12 +323,19 @@ impl Snapshot {
     }
 }
 
-fn read_model(dir: &Path, manifest: &Manifest, name: &str) -> Result<fabdex_semantic::Model> {
+/// A table's bytes, checked against the digest the manifest records for it.
+fn read_table(dir: &Path, manifest: &Manifest, name: &str) -> Result<Vec<u8>> {
     let path = dir.join(name);
     let bytes = fs::read(&path).map_err(|e| {
         CorruptSnapshot(format!("snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`", path.display()))
     })?;
     check_digest(&path, &bytes, manifest.tables.get(name))?;
+    Ok(bytes)
+}
+
+fn read_model(dir: &Path, manifest: &Manifest, name: &str) -> Result<fabdex_semantic::Model> {
+    let path = dir.join(name);
+    let bytes = read_table(dir, manifest, name)?;
     fabdex_semantic::Model::from_bytes(&bytes).map_err(|e| {
         CorruptSnapshot(format!("snapshot is corrupted: `{}`: {e}; re-run `fabdex index`", path.display())).into()
     })
