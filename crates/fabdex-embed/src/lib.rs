@@ -10,8 +10,10 @@
 //!
 //! - **Architecture.** BERT-family encoders (`model_type` `bert`, absolute
 //!   positions, `gelu` activation), the shape of MiniLM, BGE and E5 small
-//!   models. The forward pass is written here on `candle-nn` layers so that
-//!   only the one architecture is compiled.
+//!   models. The forward pass is written here on plain `f32` buffers, with
+//!   `matrixmultiply`'s sgemm for the matrix products: only the one
+//!   architecture is needed, and a question of a dozen tokens encodes
+//!   without a tensor library's per-operation overhead.
 //! - **Pooling.** Mean over the real tokens (the attention mask), then L2
 //!   normalisation. A model whose pooling config asks for another pooling is
 //!   refused rather than run wrongly.
@@ -24,9 +26,11 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{D, DType, Device, Module, Tensor};
-use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
 use serde::{Deserialize, Serialize};
+
+use layers::{LayerNorm, Linear, Weights, gemm, softmax_rows};
+
+mod layers;
 
 /// What went wrong loading or running a model; every message names the file.
 #[derive(Debug, thiserror::Error)]
@@ -112,10 +116,14 @@ pub struct SentenceEncoder {
     dir: PathBuf,
     identity: ModelIdentity,
     tokenizer: tokenizers::Tokenizer,
-    word: Embedding,
-    position: Embedding,
-    token_type: Embedding,
+    /// `vocab × hidden`.
+    word: Vec<f32>,
+    /// `max_positions × hidden`.
+    position: Vec<f32>,
+    /// Token type 0's row: every text is one segment.
+    segment: Vec<f32>,
     embedding_norm: LayerNorm,
+    hidden: usize,
     layers: Vec<Layer>,
     heads: usize,
     max_positions: usize,
@@ -127,9 +135,8 @@ impl std::fmt::Debug for SentenceEncoder {
     }
 }
 
-/// Texts encoded per forward pass: long enough to keep the matrix products
-/// busy, short enough that padding to the batch's longest text costs little
-/// (texts are sorted by length first).
+/// Texts encoded per forward pass. Texts are not padded (each attends only
+/// to itself), so a batch only makes the matrix products taller.
 const BATCH: usize = 16;
 
 impl SentenceEncoder {
@@ -223,45 +230,41 @@ impl SentenceEncoder {
             dim: config.hidden_size,
         };
 
-        let vb = VarBuilder::from_buffered_safetensors(weights_bytes, DType::F32, &Device::Cpu)
-            .map_err(|e| fail(&weights_path, format!("is not a safetensors file: {e}")))?;
-        // sentence-transformers saves bare names; a full BertModel checkpoint prefixes `bert.`.
-        let vb = if vb.contains_tensor("embeddings.word_embeddings.weight") { vb } else { vb.pp("bert") };
-        let weight = |e: candle_core::Error| {
-            fail(&weights_path, format!("does not hold the weights config.json describes: {e}"))
-        };
+        let weights = Weights::parse(&weights_bytes, &weights_path)?;
         let h = config.hidden_size;
-        let norm = |vb: VarBuilder| candle_nn::layer_norm(h, config.layer_norm_eps, vb);
-        let emb = vb.pp("embeddings");
-        let word = candle_nn::embedding(config.vocab_size, h, emb.pp("word_embeddings")).map_err(weight)?;
+        let eps = config.layer_norm_eps as f32;
+        let emb = "embeddings";
+        let word = weights.matrix(&format!("{emb}.word_embeddings.weight"), config.vocab_size, h)?;
         let position =
-            candle_nn::embedding(config.max_position_embeddings, h, emb.pp("position_embeddings")).map_err(weight)?;
-        let token_type =
-            candle_nn::embedding(config.type_vocab_size, h, emb.pp("token_type_embeddings")).map_err(weight)?;
-        let embedding_norm = norm(emb.pp("LayerNorm")).map_err(weight)?;
+            weights.matrix(&format!("{emb}.position_embeddings.weight"), config.max_position_embeddings, h)?;
+        let token_type = weights.matrix(&format!("{emb}.token_type_embeddings.weight"), config.type_vocab_size, h)?;
+        let embedding_norm = weights.layer_norm(&format!("{emb}.LayerNorm"), h, eps)?;
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for i in 0..config.num_hidden_layers {
-            let l = vb.pp(format!("encoder.layer.{i}"));
-            let linear = |i: usize, o: usize, vb: VarBuilder| candle_nn::linear(i, o, vb);
+            let l = format!("encoder.layer.{i}");
+            let inter = config.intermediate_size;
             layers.push(Layer {
-                query: linear(h, h, l.pp("attention.self.query")).map_err(weight)?,
-                key: linear(h, h, l.pp("attention.self.key")).map_err(weight)?,
-                value: linear(h, h, l.pp("attention.self.value")).map_err(weight)?,
-                attention_out: linear(h, h, l.pp("attention.output.dense")).map_err(weight)?,
-                attention_norm: norm(l.pp("attention.output.LayerNorm")).map_err(weight)?,
-                intermediate: linear(h, config.intermediate_size, l.pp("intermediate.dense")).map_err(weight)?,
-                output: linear(config.intermediate_size, h, l.pp("output.dense")).map_err(weight)?,
-                output_norm: norm(l.pp("output.LayerNorm")).map_err(weight)?,
+                query: weights.linear(&format!("{l}.attention.self.query"), h, h)?,
+                key: weights.linear(&format!("{l}.attention.self.key"), h, h)?,
+                value: weights.linear(&format!("{l}.attention.self.value"), h, h)?,
+                attention_out: weights.linear(&format!("{l}.attention.output.dense"), h, h)?,
+                attention_norm: weights.layer_norm(&format!("{l}.attention.output.LayerNorm"), h, eps)?,
+                intermediate: weights.linear(&format!("{l}.intermediate.dense"), h, inter)?,
+                output: weights.linear(&format!("{l}.output.dense"), inter, h)?,
+                output_norm: weights.layer_norm(&format!("{l}.output.LayerNorm"), h, eps)?,
             });
         }
+        // The first row of the token-type table: every text is one segment.
+        let segment = token_type[..h].to_vec();
         Ok(SentenceEncoder {
             dir: dir.to_path_buf(),
             identity,
             tokenizer,
             word,
             position,
-            token_type,
+            segment,
             embedding_norm,
+            hidden: h,
             layers,
             heads: config.num_attention_heads,
             max_positions: config.max_position_embeddings,
@@ -300,64 +303,119 @@ impl SentenceEncoder {
     pub fn encode(&self, texts: &[&str], max_tokens: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
         let ids: Vec<Vec<u32>> =
             texts.iter().map(|t| self.token_ids(t, max_tokens).map(|(ids, _)| ids)).collect::<Result<_, _>>()?;
-        let mut order: Vec<usize> = (0..ids.len()).collect();
-        order.sort_by_key(|&i| (ids[i].len(), i));
-        let mut out = vec![Vec::new(); ids.len()];
-        for batch in order.chunks(BATCH) {
-            let rows: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
-            let vectors = self.forward(&rows).map_err(|e| self.encode_error(e.to_string()))?;
-            for (&i, v) in batch.iter().zip(vectors) {
-                out[i] = v;
+        self.encode_ids(&ids.iter().map(Vec::as_slice).collect::<Vec<_>>())
+    }
+
+    /// One unit vector per token sequence from [`Self::token_ids`], in order.
+    pub fn encode_ids(&self, ids: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let vocab = self.word.len() / self.hidden;
+        for row in ids {
+            if row.is_empty() {
+                return Err(self.encode_error("an empty token sequence has no vector".into()));
             }
+            if row.len() > self.max_positions {
+                return Err(self.encode_error(format!(
+                    "{} tokens is more than the model's {} positions",
+                    row.len(),
+                    self.max_positions
+                )));
+            }
+            if let Some(bad) = row.iter().find(|&&id| id as usize >= vocab) {
+                return Err(self.encode_error(format!("token id {bad} is outside the {vocab}-word vocabulary")));
+            }
+        }
+        let mut out = Vec::with_capacity(ids.len());
+        for batch in ids.chunks(BATCH) {
+            out.extend(self.forward(batch));
         }
         Ok(out)
     }
 
-    fn forward(&self, rows: &[&[u32]]) -> candle_core::Result<Vec<Vec<f32>>> {
-        let dev = Device::Cpu;
-        let (b, len) = (rows.len(), rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1));
-        let mut ids = vec![0u32; b * len];
-        let mut mask = vec![0f32; b * len];
-        for (r, row) in rows.iter().enumerate() {
-            ids[r * len..r * len + row.len()].copy_from_slice(row);
-            mask[r * len..r * len + row.len()].fill(1.0);
+    /// The encoder over a batch of token sequences. All tokens of the batch
+    /// go through each linear layer as one matrix; attention stays within
+    /// each sequence, so no padding or mask is needed.
+    fn forward(&self, seqs: &[&[u32]]) -> Vec<Vec<f32>> {
+        let h = self.hidden;
+        let starts: Vec<usize> = seqs
+            .iter()
+            .scan(0, |at, s| {
+                let start = *at;
+                *at += s.len();
+                Some(start)
+            })
+            .collect();
+        let tokens: usize = seqs.iter().map(|s| s.len()).sum();
+        let mut x = Vec::with_capacity(tokens * h);
+        for seq in seqs {
+            for (p, &id) in seq.iter().enumerate() {
+                let word = &self.word[id as usize * h..][..h];
+                let position = &self.position[p * h..][..h];
+                x.extend(word.iter().zip(position).zip(&self.segment).map(|((w, p), s)| w + p + s));
+            }
         }
-        let ids = Tensor::from_vec(ids, (b, len), &dev)?;
-        let mask = Tensor::from_vec(mask, (b, len), &dev)?;
-        let positions = Tensor::arange(0u32, len as u32, &dev)?;
-        let mut x = self
-            .word
-            .forward(&ids)?
-            .broadcast_add(&self.position.forward(&positions)?)?
-            .broadcast_add(&self.token_type.forward(&Tensor::zeros(1, DType::U32, &dev)?)?)?;
-        x = self.embedding_norm.forward(&x)?;
-        let hidden = x.dim(2)?;
-        let head_dim = hidden / self.heads;
-        // Padding gets a large negative score, so softmax gives it no weight.
-        let additive = ((mask.ones_like()? - &mask)? * -1e9f64)?.reshape((b, 1, 1, len))?;
-        let scale = 1.0 / (head_dim as f64).sqrt();
+        self.embedding_norm.apply(&mut x);
+
+        let head = h / self.heads;
+        let scale = 1.0 / (head as f32).sqrt();
+        let (mut q, mut k, mut v, mut t, mut inner) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut context = vec![0f32; tokens * h];
+        let mut scores = Vec::new();
         for l in &self.layers {
-            let split = |t: Tensor| t.reshape((b, len, self.heads, head_dim))?.transpose(1, 2)?.contiguous();
-            let q = split(l.query.forward(&x)?)?;
-            let k = split(l.key.forward(&x)?)?;
-            let v = split(l.value.forward(&x)?)?;
-            let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(&additive)?;
-            let weights = candle_nn::ops::softmax_last_dim(&scores)?;
-            let context = weights.matmul(&v)?.transpose(1, 2)?.reshape((b, len, hidden))?;
-            x = l.attention_norm.forward(&(l.attention_out.forward(&context)? + &x)?)?;
-            let inner = l.intermediate.forward(&x)?.gelu_erf()?;
-            x = l.output_norm.forward(&(l.output.forward(&inner)? + &x)?)?;
+            l.query.forward(&x, tokens, &mut q);
+            l.key.forward(&x, tokens, &mut k);
+            l.value.forward(&x, tokens, &mut v);
+            for (seq, &start) in seqs.iter().zip(&starts) {
+                let n = seq.len();
+                scores.clear();
+                scores.resize(n * n, 0.0);
+                for hd in 0..self.heads {
+                    let at = start * h + hd * head;
+                    // scores = scale · Q Kᵀ over this head's columns; Kᵀ read through strides.
+                    gemm(n, head, n, scale, (&q[at..], h, 1), (&k[at..], 1, h), (&mut scores, n), 0.0);
+                    softmax_rows(&mut scores, n);
+                    gemm(n, n, head, 1.0, (&scores, n, 1), (&v[at..], h, 1), (&mut context[at..], h), 0.0);
+                }
+            }
+            l.attention_out.forward(&context, tokens, &mut t);
+            t.iter_mut().zip(&x).for_each(|(a, b)| *a += b);
+            l.attention_norm.apply(&mut t);
+            std::mem::swap(&mut x, &mut t);
+            l.intermediate.forward(&x, tokens, &mut inner);
+            layers::gelu(&mut inner);
+            l.output.forward(&inner, tokens, &mut t);
+            t.iter_mut().zip(&x).for_each(|(a, b)| *a += b);
+            l.output_norm.apply(&mut t);
+            std::mem::swap(&mut x, &mut t);
         }
-        let m = mask.unsqueeze(2)?;
-        let mean = x.broadcast_mul(&m)?.sum(1)?.broadcast_div(&m.sum(1)?)?;
-        let norm = mean.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?;
-        mean.broadcast_div(&norm)?.to_vec2::<f32>()
+
+        seqs.iter()
+            .zip(&starts)
+            .map(|(seq, &start)| {
+                let mut mean = vec![0f32; h];
+                for row in x[start * h..(start + seq.len()) * h].chunks_exact(h) {
+                    mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
+                }
+                let norm = mean.iter().map(|v| v * v).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
+                mean.iter_mut().for_each(|m| *m /= norm);
+                mean
+            })
+            .collect()
     }
 }
 
-/// Dot product of two unit vectors (their cosine).
+/// Dot product of two unit vectors (their cosine). Eight running sums, so
+/// that the loop vectorises: a query is compared with every unit of an index.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    const LANES: usize = 8;
+    let mut sums = [0f32; LANES];
+    let (a_whole, b_whole) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: f32 = a_whole.remainder().iter().zip(b_whole.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in a_whole.zip(b_whole) {
+        for l in 0..LANES {
+            sums[l] += x[l] * y[l];
+        }
+    }
+    sums.iter().sum::<f32>() + tail
 }
 
 pub mod tiny;

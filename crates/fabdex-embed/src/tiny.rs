@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use candle_core::{Device, Tensor};
 use tokenizers::models::wordpiece::WordPiece;
 use tokenizers::normalizers::bert::BertNormalizer;
 use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
@@ -66,11 +65,11 @@ pub fn write_tiny_model(dir: &Path, words: &[&str], seed: u64) -> std::io::Resul
         state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 0.8
     };
-    let mut tensors: HashMap<String, Tensor> = HashMap::new();
+    let mut tensors: HashMap<String, (Vec<usize>, Vec<u8>)> = HashMap::new();
     let mut put = |name: String, shape: &[usize], fill: Option<f32>| {
         let n: usize = shape.iter().product();
-        let data: Vec<f32> = (0..n).map(|_| fill.unwrap_or_else(&mut next)).collect();
-        tensors.insert(name, Tensor::from_vec(data, shape, &Device::Cpu).expect("shape matches data"));
+        let data: Vec<u8> = (0..n).flat_map(|_| fill.unwrap_or_else(&mut next).to_le_bytes()).collect();
+        tensors.insert(name, (shape.to_vec(), data));
     };
     put("embeddings.word_embeddings.weight".into(), &[vocab.len(), hidden], None);
     put("embeddings.position_embeddings.weight".into(), &[positions, hidden], None);
@@ -95,5 +94,14 @@ pub fn write_tiny_model(dir: &Path, words: &[&str], seed: u64) -> std::io::Resul
             put(format!("{p}.{name}.bias"), &[hidden], Some(0.0));
         }
     }
-    candle_core::safetensors::save(&tensors, dir.join("model.safetensors")).map_err(|e| io(e.to_string()))
+    let views = tensors
+        .iter()
+        .map(|(name, (shape, data))| {
+            safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), data)
+                .map(|view| (name.clone(), view))
+                .map_err(|e| io(e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let bytes = safetensors::tensor::serialize(views, None).map_err(|e| io(e.to_string()))?;
+    std::fs::write(dir.join("model.safetensors"), bytes)
 }

@@ -172,21 +172,20 @@ pub fn compute(
             _ => missing.push(i),
         }
     }
-    let lengths: Vec<(usize, bool)> = texts
-        .par_iter()
-        .map(|t| encoder.token_ids(t, MAX_TOKENS).map(|(ids, cut)| (ids.len(), cut)))
-        .collect::<Result<_, _>>()?;
-    let truncated = lengths.iter().filter(|(_, cut)| *cut).count();
+    // Every text is tokenized, cached or not, to count the truncated ones.
+    let tokens: Vec<(Vec<u32>, bool)> =
+        texts.par_iter().map(|t| encoder.token_ids(t, MAX_TOKENS)).collect::<Result<_, _>>()?;
+    let truncated = tokens.iter().filter(|(_, cut)| *cut).count();
     let stats = EncodeStats { encoded: missing.len(), reused: texts.len() - missing.len() };
-    // Batches of like length pad little.
-    missing.sort_by_key(|&i| (lengths[i].0, i));
+    // Chunks of like length take like time on each thread.
+    missing.sort_by_key(|&i| (tokens[i].0.len(), i));
     let done = std::sync::atomic::AtomicUsize::new(stats.reused);
     progress(stats.reused);
     let encoded: Vec<(usize, Vec<f32>)> = missing
         .par_chunks(BATCH)
         .map(|chunk| {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_str()).collect();
-            let vectors = encoder.encode(&batch, MAX_TOKENS)?;
+            let batch: Vec<&[u32]> = chunk.iter().map(|&i| tokens[i].0.as_slice()).collect();
+            let vectors = encoder.encode_ids(&batch)?;
             let n = done.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed) + chunk.len();
             progress(n);
             Ok(chunk.iter().copied().zip(vectors).collect::<Vec<_>>())

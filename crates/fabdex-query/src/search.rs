@@ -197,6 +197,20 @@ pub struct SearchResult {
     pub matched: usize,
     pub limit: usize,
     pub hits: Vec<Hit>,
+    /// What the sentence model read of the query, when one ranked it
+    /// (`hybrid-bm25-lsa-dense`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedded_query: Option<EmbeddedQuery>,
+}
+
+/// How much of the query the sentence model read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct EmbeddedQuery {
+    /// Tokens the model read, its `[CLS]` and `[SEP]` markers included.
+    pub tokens: usize,
+    /// The query was longer than the index's token limit and was cut there;
+    /// words past it count for the other parts of the score only.
+    pub truncated: bool,
 }
 
 fn regex_escape(s: &str) -> String {
@@ -235,7 +249,7 @@ impl Engine {
 
         let mode = req.mode.unwrap_or_default();
         let symbols = self.query_symbols(query, &terms);
-        let (ranked, matched) =
+        let Ranking { ranked, matched, embedded_query } =
             self.rank(query, &terms, &symbols, req.path_prefix.as_deref(), req.include_history, limit, mode)?;
         let mut file_texts: HashMap<u32, String> = HashMap::new();
         let mut hits = Vec::with_capacity(ranked.len());
@@ -275,8 +289,19 @@ impl Engine {
             matched,
             limit,
             hits,
+            embedded_query,
         })
     }
+}
+
+/// What [`Engine::rank`] found.
+pub(crate) struct Ranking {
+    /// Best first, at most the depth asked for.
+    pub ranked: Vec<RankedUnit>,
+    /// Units that scored at all.
+    pub matched: usize,
+    /// What the sentence model read, when one ranked.
+    pub embedded_query: Option<EmbeddedQuery>,
 }
 
 /// A ranked unit: its score, its index and what the score is made of.
@@ -294,7 +319,7 @@ impl Engine {
         include_history: bool,
         depth: usize,
         mode: RetrievalMode,
-    ) -> Result<(Vec<RankedUnit>, usize), QueryError> {
+    ) -> Result<Ranking, QueryError> {
         let prefix = path_prefix
             .map(str::trim)
             .filter(|p| !p.is_empty())
@@ -311,10 +336,20 @@ impl Engine {
                         (score, unit, ScoreParts { lexical: raw, ..ScoreParts::default() })
                     })
                     .collect();
-                Ok((ranked, matched))
+                Ok(Ranking { ranked, matched, embedded_query: None })
             }
             RetrievalMode::Hybrid => {
-                let (lexical, _) = self.lexical(&lexical_query, self.snap.units.len().max(1))?;
+                // The question's sentence embedding is the slow part; it runs
+                // on another thread while the lexical and semantic parts score.
+                let (dense, lexical) = rayon::join(
+                    || self.dense_similarities(query),
+                    || self.lexical(&lexical_query, self.snap.units.len().max(1)),
+                );
+                let (dense_sims, embedded_query) = match dense? {
+                    Some((sims, read)) => (Some(sims), Some(read)),
+                    None => (None, None),
+                };
+                let (lexical, _) = lexical?;
                 let mut lex = vec![0f32; self.snap.units.len()];
                 for (raw, unit) in &lexical {
                     lex[*unit as usize] = *raw;
@@ -335,7 +370,6 @@ impl Engine {
                         bonus[u as usize] += self.hybrid.symbol * own / defined;
                     }
                 }
-                let dense_sims = self.dense_similarities(query)?;
                 let semantic_scale = (terms.len() as f32 / SEMANTIC_FULL_AT_TERMS as f32).min(1.0);
                 let mut ranked: Vec<RankedUnit> = Vec::new();
                 for (i, unit) in self.snap.units.iter().enumerate() {
@@ -371,7 +405,7 @@ impl Engine {
                 let matched = ranked.len();
                 ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
                 ranked.truncate(depth);
-                Ok((ranked, matched))
+                Ok(Ranking { ranked, matched, embedded_query })
             }
         }
     }
@@ -397,7 +431,7 @@ impl Engine {
     /// the index has none (or the ablation weight is 0). An index with
     /// embeddings whose model cannot be loaded is an error, never a silent
     /// fallback to the other parts.
-    fn dense_similarities(&self, query: &str) -> Result<Option<Vec<f32>>, QueryError> {
+    fn dense_similarities(&self, query: &str) -> Result<Option<(Vec<f32>, EmbeddedQuery)>, QueryError> {
         let Some(table) = &self.snap.embeddings else { return Ok(None) };
         if self.hybrid.dense <= 0.0 {
             return Ok(None);
@@ -423,10 +457,10 @@ impl Engine {
                 "this index ranks with sentence embeddings and needs its model: {e}. Give the model's folder with --embeddings DIR (or $FABDEX_EMBEDDINGS), search with --mode bm25, or rebuild the index without --embeddings"
             ))
         })?;
-        let q = encoder
-            .encode(&[query], table.header.max_tokens)
-            .map_err(|e| QueryError::InvalidArgument(e.to_string()))?;
-        Ok(Some(table.similarities(&q[0])))
+        let invalid = |e: fabdex_embed::EmbedError| QueryError::InvalidArgument(e.to_string());
+        let (ids, truncated) = encoder.token_ids(query, table.header.max_tokens).map_err(invalid)?;
+        let q = encoder.encode_ids(&[&ids]).map_err(invalid)?;
+        Ok(Some((table.similarities(&q[0]), EmbeddedQuery { tokens: ids.len(), truncated })))
     }
 
     fn unit_historical(&self, unit: u32) -> bool {
@@ -577,7 +611,7 @@ impl Engine {
             return Ok(Vec::new());
         }
         let symbols = self.query_symbols(query, &terms);
-        let (ranked, _) = self.rank(query, &terms, &symbols, None, include_history, depth, mode)?;
+        let ranked = self.rank(query, &terms, &symbols, None, include_history, depth, mode)?.ranked;
         Ok(ranked.into_iter().map(|(_, u, _)| self.snap.units[u as usize].address.clone()).collect())
     }
 }

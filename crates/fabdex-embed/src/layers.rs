@@ -1,0 +1,313 @@
+//! The few pieces a BERT encoder is made of, on plain `f32` slices: weights
+//! read out of a safetensors file, a linear layer (one `sgemm`), layer norm,
+//! GELU and softmax. Activations are row-major `rows × width` matrices, one
+//! row per token.
+
+use std::path::{Path, PathBuf};
+
+use safetensors::{Dtype, SafeTensors};
+
+use crate::EmbedError;
+
+/// The tensors of a `model.safetensors` file, looked up by name.
+pub(crate) struct Weights<'a> {
+    tensors: SafeTensors<'a>,
+    /// `bert.` for a full BertModel checkpoint; sentence-transformers saves bare names.
+    prefix: &'static str,
+    path: PathBuf,
+}
+
+impl<'a> Weights<'a> {
+    pub(crate) fn parse(bytes: &'a [u8], path: &Path) -> Result<Self, EmbedError> {
+        let tensors = SafeTensors::deserialize(bytes).map_err(|e| EmbedError::Model {
+            path: path.to_path_buf(),
+            message: format!("is not a safetensors file: {e}"),
+        })?;
+        let bare = tensors.names().contains(&"embeddings.word_embeddings.weight");
+        Ok(Weights { tensors, prefix: if bare { "" } else { "bert." }, path: path.to_path_buf() })
+    }
+
+    fn mismatch(&self, message: String) -> EmbedError {
+        EmbedError::Model {
+            path: self.path.clone(),
+            message: format!("does not hold the weights config.json describes: {message}"),
+        }
+    }
+
+    /// The tensor `name` as `f32`s, which must have `shape`.
+    fn tensor(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, EmbedError> {
+        let full = format!("{}{name}", self.prefix);
+        let view = self.tensors.tensor(&full).map_err(|_| self.mismatch(format!("no tensor `{full}`")))?;
+        if view.shape() != shape {
+            return Err(self.mismatch(format!("tensor `{full}` has shape {:?}, expected {shape:?}", view.shape())));
+        }
+        let data = view.data();
+        let values = match view.dtype() {
+            Dtype::F32 => data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+            Dtype::F16 => data.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+            Dtype::BF16 => data.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+            other => {
+                return Err(self.mismatch(format!("tensor `{full}` is {other:?}; only F32, F16 and BF16 are read")));
+            }
+        };
+        Ok(values)
+    }
+
+    /// A `rows × width` table (embeddings).
+    pub(crate) fn matrix(&self, name: &str, rows: usize, width: usize) -> Result<Vec<f32>, EmbedError> {
+        self.tensor(name, &[rows, width])
+    }
+
+    pub(crate) fn linear(&self, name: &str, inputs: usize, outputs: usize) -> Result<Linear, EmbedError> {
+        Ok(Linear {
+            weight: self.tensor(&format!("{name}.weight"), &[outputs, inputs])?,
+            bias: self.tensor(&format!("{name}.bias"), &[outputs])?,
+            inputs,
+            outputs,
+        })
+    }
+
+    pub(crate) fn layer_norm(&self, name: &str, width: usize, eps: f32) -> Result<LayerNorm, EmbedError> {
+        Ok(LayerNorm {
+            gain: self.tensor(&format!("{name}.weight"), &[width])?,
+            bias: self.tensor(&format!("{name}.bias"), &[width])?,
+            eps,
+        })
+    }
+}
+
+/// `y = x Wᵀ + b`, with `W` stored as PyTorch does, `outputs × inputs`.
+pub(crate) struct Linear {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+    inputs: usize,
+    outputs: usize,
+}
+
+impl Linear {
+    /// `x` is `rows × inputs`; `out` becomes `rows × outputs`.
+    pub(crate) fn forward(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
+        assert_eq!(x.len(), rows * self.inputs, "input is rows × inputs");
+        out.clear();
+        for _ in 0..rows {
+            out.extend_from_slice(&self.bias);
+        }
+        if rows <= STREAM_ROWS {
+            return stream_product(x, rows, &self.weight, self.inputs, self.outputs, out);
+        }
+        // Wᵀ is read in place through its strides: element (i, j) of Wᵀ is W[j][i].
+        gemm(
+            rows,
+            self.inputs,
+            self.outputs,
+            1.0,
+            (x, self.inputs, 1),
+            (&self.weight, 1, self.inputs),
+            (out, self.outputs),
+            1.0,
+        );
+    }
+}
+
+/// Up to this many rows (tokens), `x Wᵀ` streams over the weights, reading
+/// each row of `W` once for all rows of `x`. A blocked sgemm would copy
+/// ("pack") the whole weight matrix for a handful of rows, which is most of
+/// the cost of encoding a short question.
+const STREAM_ROWS: usize = 32;
+
+/// Outputs (rows of `W`) per parallel task of [`stream_product`].
+const STREAM_BLOCK: usize = 64;
+
+/// `out += x Wᵀ` for a few rows of `x`. Blocks of `W`'s rows are shared out
+/// over the rayon pool (a question is one short sequence, so this is the
+/// only parallelism it has), each computed with AVX2 and FMA when the CPU
+/// has them.
+fn stream_product(x: &[f32], rows: usize, w: &[f32], inputs: usize, outputs: usize, out: &mut [f32]) {
+    use rayon::prelude::*;
+    assert!(x.len() >= rows * inputs && w.len() >= outputs * inputs && out.len() >= rows * outputs);
+    #[cfg(target_arch = "x86_64")]
+    let fast = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+    // `W xᵀ`: output-major, so that each block writes one contiguous piece.
+    let mut product = vec![0f32; outputs * rows];
+    product.par_chunks_mut(STREAM_BLOCK * rows).enumerate().for_each(|(b, block)| {
+        let n = block.len() / rows;
+        let w = &w[b * STREAM_BLOCK * inputs..][..n * inputs];
+        #[cfg(target_arch = "x86_64")]
+        if fast {
+            // SAFETY: the CPU was seen to support both features, and the
+            // lengths hold by construction.
+            return unsafe { avx2::weights_times_rows(x, rows, w, inputs, n, block) };
+        }
+        for (o, wr) in w.chunks_exact(inputs).enumerate() {
+            for (m, xr) in x.chunks_exact(inputs).enumerate().take(rows) {
+                block[o * rows + m] = xr.iter().zip(wr).map(|(a, b)| a * b).sum::<f32>();
+            }
+        }
+    });
+    for (m, row) in out.chunks_exact_mut(outputs).enumerate().take(rows) {
+        for (o, v) in row.iter_mut().enumerate() {
+            *v += product[o * rows + m];
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// Sum of the eight lanes.
+    #[target_feature(enable = "avx2,fma")]
+    fn lanes_sum(v: __m256) -> f32 {
+        let quad = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        let pair = _mm_add_ps(quad, _mm_movehl_ps(quad, quad));
+        _mm_cvtss_f32(_mm_add_ss(pair, _mm_shuffle_ps(pair, pair, 1)))
+    }
+
+    /// `out = W xᵀ` (`outputs × rows`): for each row of `W`, its dot
+    /// product with four rows of `x` at a time (one load of `W` feeds four
+    /// fused multiply-adds).
+    ///
+    /// # Safety
+    /// The CPU supports AVX2 and FMA; `x` holds `rows × inputs`, `w`
+    /// `outputs × inputs` and `out` `outputs × rows` values.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn weights_times_rows(
+        x: &[f32],
+        rows: usize,
+        w: &[f32],
+        inputs: usize,
+        outputs: usize,
+        out: &mut [f32],
+    ) {
+        let whole = inputs / 8 * 8;
+        let (xp, wp) = (x.as_ptr(), w.as_ptr());
+        // The tail past the last whole eight, added to one row's sum.
+        let tail = |m: usize, o: usize| -> f32 { (whole..inputs).map(|i| x[m * inputs + i] * w[o * inputs + i]).sum() };
+        for o in 0..outputs {
+            let wr = unsafe { wp.add(o * inputs) };
+            let mut m = 0;
+            // Four rows at a time, in four registers of sums.
+            while m + 4 <= rows {
+                let row = |r: usize| unsafe { xp.add((m + r) * inputs) };
+                let (x0, x1, x2, x3) = (row(0), row(1), row(2), row(3));
+                let (mut a0, mut a1, mut a2, mut a3) =
+                    (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
+                let mut c = 0;
+                while c < whole {
+                    // SAFETY: c + 8 <= inputs, and rows m..m + 4 exist.
+                    unsafe {
+                        let wv = _mm256_loadu_ps(wr.add(c));
+                        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x0.add(c)), wv, a0);
+                        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x1.add(c)), wv, a1);
+                        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x2.add(c)), wv, a2);
+                        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x3.add(c)), wv, a3);
+                    }
+                    c += 8;
+                }
+                for (r, a) in [a0, a1, a2, a3].into_iter().enumerate() {
+                    out[o * rows + m + r] = lanes_sum(a) + tail(m + r, o);
+                }
+                m += 4;
+            }
+            while m < rows {
+                let x0 = unsafe { xp.add(m * inputs) };
+                let mut a0 = _mm256_setzero_ps();
+                let mut c = 0;
+                while c < whole {
+                    // SAFETY: c + 8 <= inputs, and row m exists.
+                    unsafe { a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x0.add(c)), _mm256_loadu_ps(wr.add(c)), a0) };
+                    c += 8;
+                }
+                out[o * rows + m] = lanes_sum(a0) + tail(m, o);
+                m += 1;
+            }
+        }
+    }
+}
+
+/// Per-row normalisation to zero mean and unit variance, then gain and bias.
+pub(crate) struct LayerNorm {
+    gain: Vec<f32>,
+    bias: Vec<f32>,
+    eps: f32,
+}
+
+impl LayerNorm {
+    pub(crate) fn apply(&self, x: &mut [f32]) {
+        let width = self.gain.len();
+        for row in x.chunks_exact_mut(width) {
+            let mean = row.iter().sum::<f32>() / width as f32;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / width as f32;
+            let inv = 1.0 / (var + self.eps).sqrt();
+            for ((v, g), b) in row.iter_mut().zip(&self.gain).zip(&self.bias) {
+                *v = (*v - mean) * inv * g + b;
+            }
+        }
+    }
+}
+
+/// The exact (erf) GELU BERT was trained with, in place.
+pub(crate) fn gelu(x: &mut [f32]) {
+    for v in x {
+        *v = 0.5 * *v * (1.0 + libm::erff(*v * std::f32::consts::FRAC_1_SQRT_2));
+    }
+}
+
+/// Softmax of each `width`-long row, in place.
+pub(crate) fn softmax_rows(x: &mut [f32], width: usize) {
+    for row in x.chunks_exact_mut(width) {
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut sum = 0.0;
+        for v in row.iter_mut() {
+            *v = (*v - max).exp();
+            sum += *v;
+        }
+        for v in row.iter_mut() {
+            *v /= sum;
+        }
+    }
+}
+
+/// `C = alpha · A B + beta · C` for an `m × k` matrix `A` and a `k × n`
+/// matrix `B`, each given as (slice, row stride, column stride), and `C` as
+/// (slice, row stride) with unit column stride.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: f32,
+    a: (&[f32], usize, usize),
+    b: (&[f32], usize, usize),
+    c: (&mut [f32], usize),
+    beta: f32,
+) {
+    let last = |rows: usize, cols: usize, rs: usize, cs: usize| {
+        if rows == 0 || cols == 0 { 0 } else { (rows - 1) * rs + (cols - 1) * cs + 1 }
+    };
+    // The bounds sgemm relies on, checked once here rather than trusted.
+    assert!(a.0.len() >= last(m, k, a.1, a.2), "A is inside its slice");
+    assert!(b.0.len() >= last(k, n, b.1, b.2), "B is inside its slice");
+    assert!(c.0.len() >= last(m, n, c.1, 1), "C is inside its slice");
+    assert!(c.1 >= n || m <= 1, "rows of C do not overlap");
+    // SAFETY: the assertions above keep every element sgemm reads or writes
+    // inside the three slices, and C (borrowed mutably) cannot alias A or B.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            alpha,
+            a.0.as_ptr(),
+            a.1 as isize,
+            a.2 as isize,
+            b.0.as_ptr(),
+            b.1 as isize,
+            b.2 as isize,
+            beta,
+            c.0.as_mut_ptr(),
+            c.1 as isize,
+            1,
+        );
+    }
+}
