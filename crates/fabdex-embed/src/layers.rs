@@ -163,9 +163,53 @@ mod avx2 {
         _mm_cvtss_f32(_mm_add_ss(pair, _mm_shuffle_ps(pair, pair, 1)))
     }
 
-    /// `out = W xᵀ` (`outputs × rows`): for each row of `W`, its dot
-    /// product with four rows of `x` at a time (one load of `W` feeds four
-    /// fused multiply-adds).
+    /// The dot products of `O` consecutive rows of `w` with `R` consecutive
+    /// rows of `x` over their first `whole` (a multiple of 8) columns. Each
+    /// of the `O × R` sums has its own register, so the fused multiply-adds
+    /// do not wait on each other.
+    ///
+    /// # Safety
+    /// AVX2 and FMA are supported, and `O` rows of `w` and `R` rows of `x`,
+    /// `inputs` apart, each have at least `whole` values.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    // Indices, not iterators: `acc` is read across both of its dimensions.
+    #[allow(clippy::needless_range_loop)]
+    unsafe fn block<const O: usize, const R: usize>(
+        w: *const f32,
+        x: *const f32,
+        inputs: usize,
+        whole: usize,
+    ) -> [[f32; R]; O] {
+        let mut acc = [[_mm256_setzero_ps(); R]; O];
+        let mut c = 0;
+        while c < whole {
+            // SAFETY: c + 8 <= whole for every row read (the caller's promise).
+            unsafe {
+                let mut wv = [_mm256_setzero_ps(); O];
+                for (o, v) in wv.iter_mut().enumerate() {
+                    *v = _mm256_loadu_ps(w.add(o * inputs + c));
+                }
+                for r in 0..R {
+                    let xv = _mm256_loadu_ps(x.add(r * inputs + c));
+                    for o in 0..O {
+                        acc[o][r] = _mm256_fmadd_ps(xv, wv[o], acc[o][r]);
+                    }
+                }
+            }
+            c += 8;
+        }
+        let mut sums = [[0f32; R]; O];
+        for o in 0..O {
+            for r in 0..R {
+                sums[o][r] = lanes_sum(acc[o][r]);
+            }
+        }
+        sums
+    }
+
+    /// `out = W xᵀ` (`outputs × rows`), in blocks of two rows of `W` by
+    /// four rows of `x` (six loads feed eight fused multiply-adds).
     ///
     /// # Safety
     /// The CPU supports AVX2 and FMA; `x` holds `rows × inputs`, `w`
@@ -180,47 +224,42 @@ mod avx2 {
         out: &mut [f32],
     ) {
         let whole = inputs / 8 * 8;
+        // The columns past the last whole eight, for one (output, row) pair.
+        let tail = |o: usize, m: usize| -> f32 { (whole..inputs).map(|i| x[m * inputs + i] * w[o * inputs + i]).sum() };
+        let mut put = |o: usize, m: usize, sums: &[f32]| {
+            for (r, v) in sums.iter().enumerate() {
+                out[o * rows + m + r] = v + tail(o, m + r);
+            }
+        };
         let (xp, wp) = (x.as_ptr(), w.as_ptr());
-        // The tail past the last whole eight, added to one row's sum.
-        let tail = |m: usize, o: usize| -> f32 { (whole..inputs).map(|i| x[m * inputs + i] * w[o * inputs + i]).sum() };
-        for o in 0..outputs {
-            let wr = unsafe { wp.add(o * inputs) };
+        let mut o = 0;
+        while o < outputs {
+            let pair = o + 2 <= outputs;
             let mut m = 0;
-            // Four rows at a time, in four registers of sums.
-            while m + 4 <= rows {
-                let row = |r: usize| unsafe { xp.add((m + r) * inputs) };
-                let (x0, x1, x2, x3) = (row(0), row(1), row(2), row(3));
-                let (mut a0, mut a1, mut a2, mut a3) =
-                    (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
-                let mut c = 0;
-                while c < whole {
-                    // SAFETY: c + 8 <= inputs, and rows m..m + 4 exist.
-                    unsafe {
-                        let wv = _mm256_loadu_ps(wr.add(c));
-                        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x0.add(c)), wv, a0);
-                        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x1.add(c)), wv, a1);
-                        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x2.add(c)), wv, a2);
-                        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x3.add(c)), wv, a3);
-                    }
-                    c += 8;
-                }
-                for (r, a) in [a0, a1, a2, a3].into_iter().enumerate() {
-                    out[o * rows + m + r] = lanes_sum(a) + tail(m + r, o);
-                }
-                m += 4;
-            }
             while m < rows {
-                let x0 = unsafe { xp.add(m * inputs) };
-                let mut a0 = _mm256_setzero_ps();
-                let mut c = 0;
-                while c < whole {
-                    // SAFETY: c + 8 <= inputs, and row m exists.
-                    unsafe { a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x0.add(c)), _mm256_loadu_ps(wr.add(c)), a0) };
-                    c += 8;
+                let four = m + 4 <= rows;
+                // SAFETY: rows o..o + 2 (or + 1) of w and m..m + 4 (or + 1)
+                // of x exist, each `inputs >= whole` long.
+                unsafe {
+                    let (wr, xr) = (wp.add(o * inputs), xp.add(m * inputs));
+                    match (pair, four) {
+                        (true, true) => {
+                            let s = block::<2, 4>(wr, xr, inputs, whole);
+                            put(o, m, &s[0]);
+                            put(o + 1, m, &s[1]);
+                        }
+                        (true, false) => {
+                            let s = block::<2, 1>(wr, xr, inputs, whole);
+                            put(o, m, &s[0]);
+                            put(o + 1, m, &s[1]);
+                        }
+                        (false, true) => put(o, m, &block::<1, 4>(wr, xr, inputs, whole)[0]),
+                        (false, false) => put(o, m, &block::<1, 1>(wr, xr, inputs, whole)[0]),
+                    }
                 }
-                out[o * rows + m] = lanes_sum(a0) + tail(m, o);
-                m += 1;
+                m += if four { 4 } else { 1 };
             }
+            o += if pair { 2 } else { 1 };
         }
     }
 }
