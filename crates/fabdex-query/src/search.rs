@@ -340,25 +340,28 @@ impl Engine {
             }
             RetrievalMode::Hybrid => {
                 // The question's sentence embedding is the slow part; it runs
-                // on another thread while the lexical and semantic parts score.
-                let (dense, lexical) = rayon::join(
+                // on another thread while the other parts score.
+                let (dense, others) = rayon::join(
                     || self.dense_similarities(query),
-                    || self.lexical(&lexical_query, self.snap.units.len().max(1)),
+                    || -> Result<_, QueryError> {
+                        let (lexical, _) = self.lexical(&lexical_query, self.snap.units.len().max(1))?;
+                        let bag = fabdex_index::semantic::query_bag(terms);
+                        let models = &self.snap.semantic;
+                        let unit_sims = models.units.embed(&bag).map(|q| models.units.similarities(&q));
+                        let file_sims = models.files.embed(&bag).map(|q| models.files.similarities(&q));
+                        Ok((lexical, unit_sims, file_sims))
+                    },
                 );
                 let (dense_sims, embedded_query) = match dense? {
                     Some((sims, read)) => (Some(sims), Some(read)),
                     None => (None, None),
                 };
-                let (lexical, _) = lexical?;
+                let (lexical, unit_sims, file_sims) = others?;
                 let mut lex = vec![0f32; self.snap.units.len()];
                 for (raw, unit) in &lexical {
                     lex[*unit as usize] = *raw;
                 }
                 let best = lexical.iter().map(|(s, _)| *s).fold(0f32, f32::max);
-                let bag = fabdex_index::semantic::query_bag(terms);
-                let models = &self.snap.semantic;
-                let unit_sims = models.units.embed(&bag).map(|q| models.units.similarities(&q));
-                let file_sims = models.files.embed(&bag).map(|q| models.files.similarities(&q));
                 let mut bonus = vec![0f32; self.snap.units.len()];
                 for (name, units) in symbols {
                     for &u in units {
