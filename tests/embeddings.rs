@@ -48,10 +48,10 @@ fn an_index_with_embeddings_ranks_with_them_and_says_so() {
     assert!(hybrid.hits.iter().any(|h| h.why.score_parts.dense > 0.0), "the dense part is in the score and in why");
     let read = hybrid.embedded_query.expect("a dense ranking says what the model read of the query");
     assert!(!read.truncated && read.tokens > 2, "{read:?}");
-    // The tiny model has 64 positions: a longer query is read only that far, and says so.
-    let long = "wish cell pattern handler ".repeat(20);
+    // A query past the index's 128-token limit is read only that far, and says so.
+    let long = "wish cell pattern handler ".repeat(40);
     let cut = search(&engine, &long, RetrievalMode::Hybrid).unwrap().embedded_query.unwrap();
-    assert_eq!(cut, fabdex_query::EmbeddedQuery { tokens: 64, truncated: true });
+    assert_eq!(cut, fabdex_query::EmbeddedQuery { tokens: 128, truncated: true });
     let bm25 = search(&engine, "how do I tell whether a wish found nothing", RetrievalMode::Bm25).unwrap();
     assert_eq!(bm25.mode, "bm25-fields");
     assert!(bm25.hits.iter().all(|h| h.why.score_parts.dense == 0.0));

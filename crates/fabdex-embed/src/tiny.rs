@@ -31,7 +31,7 @@ pub fn write_tiny_model(dir: &Path, words: &[&str], seed: u64) -> std::io::Resul
             vocab.push(w);
         }
     }
-    let (hidden, inter, layers, heads, positions) = (TINY_DIM, 32, 2, 2, 64);
+    let (hidden, inter, layers, heads, positions) = (TINY_DIM, 32, 2, 2, 256);
     let config = serde_json::json!({
         "model_type": "bert", "vocab_size": vocab.len(), "hidden_size": hidden,
         "num_hidden_layers": layers, "num_attention_heads": heads, "intermediate_size": inter,
