@@ -140,7 +140,7 @@ fn stream_product(x: &[f32], rows: usize, w: &[f32], inputs: usize, outputs: usi
         }
         for (o, wr) in w.chunks_exact(inputs).enumerate() {
             for (m, xr) in x.chunks_exact(inputs).enumerate().take(rows) {
-                block[o * rows + m] = xr.iter().zip(wr).map(|(a, b)| a * b).sum::<f32>();
+                block[o * rows + m] = crate::dot(xr, wr);
             }
         }
     });

@@ -403,9 +403,15 @@ impl SentenceEncoder {
     }
 }
 
-/// Dot product of two unit vectors (their cosine). Eight running sums, so
-/// that the loop vectorises: a query is compared with every unit of an index.
+/// Dot product of two unit vectors (their cosine).
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    dot(a, b)
+}
+
+/// Dot product, with eight running sums so that the loop vectorises: a query
+/// is compared with every unit of an index, and the plain streamed product
+/// is made of these.
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     const LANES: usize = 8;
     let mut sums = [0f32; LANES];
     let (a_whole, b_whole) = (a.chunks_exact(LANES), b.chunks_exact(LANES));

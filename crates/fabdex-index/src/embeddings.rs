@@ -2,8 +2,9 @@
 //!
 //! Built only when the index is asked for them (`fabdex index --embeddings
 //! DIR`, or `[index] embeddings` in the config): a local model
-//! (`fabdex-embed`) encodes each unit's heading path, prose and code, read up
-//! to [`MAX_TOKENS`] tokens. The table records which model made the vectors
+//! (`fabdex-embed`) encodes each unit's heading path, its file's lead
+//! paragraph, and its prose and code, read up to [`MAX_TOKENS`] tokens
+//! (see [`unit_text`]). The table records which model made the vectors
 //! (its digest) and where it was, so the query side can load the same model to
 //! encode a question, and refuses any other.
 //!
