@@ -1347,8 +1347,8 @@ fn print_report(r: &IndexReport) -> Result<()> {
     }
     if let Some(e) = &r.embeddings {
         println!(
-            "embeddings: {} units by {} ({}; {} encoded, {} from cache; {} read only to {} tokens)",
-            c.embedded_units, e.model.name, e.model_dir, e.encoded, e.reused, e.truncated, e.max_tokens
+            "embeddings: {} units in {} passages by {} ({}; {} encoded, {} from cache; {} read only to {} passages)",
+            c.embedded_units, e.passages, e.model.name, e.model_dir, e.encoded, e.reused, e.truncated, e.max_passages
         );
     }
     println!(

@@ -37,9 +37,10 @@ fn an_index_with_embeddings_ranks_with_them_and_says_so() {
     let report = build_with(&ws, Some(&dir)).unwrap();
     let e = report.embeddings.as_ref().expect("the report says which model encoded");
     assert_eq!(report.counts.embedded_units, report.counts.units);
-    assert_eq!((e.encoded, e.reused), (report.counts.units, 0));
+    assert!(e.passages > report.counts.units, "a unit longer than one passage is read in more: {e:?}");
+    assert_eq!((e.encoded, e.reused), (e.passages, 0));
     assert_eq!(e.model.dim, fabdex_embed::tiny::TINY_DIM);
-    assert!(e.truncated > 0 && e.truncated < report.counts.units, "long units are counted as read in part");
+    assert!(e.truncated < report.counts.units, "{e:?}");
     assert_eq!(report.counts.embeddings_truncated, e.truncated);
 
     let engine = Engine::open_index(&ws.index_dir()).unwrap();
@@ -78,11 +79,64 @@ fn a_rebuild_encodes_only_what_changed() {
     let second = build_with(&ws, Some(&dir)).unwrap();
     let e = second.embeddings.as_ref().unwrap();
     assert_ne!(second.snapshot_id, first.snapshot_id);
-    assert!(e.encoded >= 1 && e.encoded < 5, "only the changed unit is encoded again: {e:?}");
-    assert_eq!(e.encoded + e.reused, second.counts.units);
+    assert!(e.encoded >= 1 && e.encoded < 5, "only the changed unit's last passage is encoded again: {e:?}");
+    assert_eq!(e.encoded + e.reused, e.passages);
     let after = fabdex_index::Snapshot::open(&ws.index_dir()).unwrap();
     let (a, b) = (before.embeddings.as_ref().unwrap(), after.embeddings.as_ref().unwrap());
-    assert_eq!(a.vector(0), b.vector(0), "a cached vector is the vector");
+    assert_eq!(a.vectors(0), b.vectors(0), "a cached vector is the vector");
+}
+
+#[test]
+fn with_embeddings_a_named_api_keeps_its_share_of_the_score() {
+    let ws = Workspace::docs_only();
+    build_with(&ws, Some(&model(&ws, "model", 1))).unwrap();
+    let mut engine = Engine::open_index(&ws.index_dir()).unwrap();
+    let symbol_of = |engine: &Engine| {
+        let r = search(engine, "what does wish() return", RetrievalMode::Hybrid).unwrap();
+        let hit = r.hits.iter().find(|h| h.why.score_parts.symbol > 0.0).expect("a section defines wish()").clone();
+        (r.mode, hit.address, hit.why.score_parts.symbol)
+    };
+    let (mode, address, dense_symbol) = symbol_of(&engine);
+    assert_eq!(mode, "hybrid-bm25-lsa-dense");
+    engine.set_hybrid_weights(fabdex_query::HybridWeights { dense: 0.0, ..Default::default() });
+    let (mode, plain_address, plain_symbol) = symbol_of(&engine);
+    assert_eq!((mode.as_str(), &plain_address), ("hybrid-bm25-lsa", &address));
+    assert!(plain_symbol > 0.0);
+    assert_eq!(dense_symbol, 2.0 * plain_symbol, "the dense part doubles the symbol bonus");
+    assert_eq!(fabdex_query::DENSE_SYMBOL_SCALE, 2.0);
+}
+
+#[test]
+fn a_long_unit_is_read_in_passages_that_continue_one_another() {
+    use fabdex_index::embeddings::{HEADING_TOKENS, MAX_PASSAGES, MAX_TOKENS, UnitSource, passages};
+    let ws = Workspace::docs_only();
+    let encoder = fabdex_embed::SentenceEncoder::load(&model(&ws, "model", 1)).unwrap();
+    // Every word is in the tiny vocabulary, so a word is a token.
+    let words = |n: usize| (0..n).map(|i| WORDS[i % WORDS.len()]).collect::<Vec<_>>().join(" ");
+    let source = |n| UnitSource { heading: "Guide > wish > Result".into(), lead: Some(words(7)), body: words(n) };
+
+    let (short, cut) = passages(&encoder, &source(50)).unwrap();
+    assert_eq!((short.len(), cut), (1, false));
+    assert_eq!(short[0], encoder.token_ids(&source(50).first_text(), MAX_TOKENS).unwrap().0);
+
+    let long = source(300);
+    let (read, cut) = passages(&encoder, &long).unwrap();
+    assert_eq!((read.len(), cut), (3, false), "300 words take the first passage and two more");
+    let heading = encoder.piece_ids(&long.heading).unwrap();
+    assert!(heading.len() < HEADING_TOKENS);
+    let body = encoder.piece_ids(&long.body).unwrap();
+    let preamble = encoder.piece_ids(&long.preamble()).unwrap().len();
+    // The first passage's body, then each later one's after its heading: the body, in order, whole.
+    let mut seen: Vec<u32> = read[0][1 + preamble..read[0].len() - 1].to_vec();
+    for p in &read[1..] {
+        assert!(p.len() <= MAX_TOKENS);
+        assert_eq!(p[1..=heading.len()], heading[..], "a later passage opens with the heading path");
+        seen.extend_from_slice(&p[1 + heading.len()..p.len() - 1]);
+    }
+    assert_eq!(seen, body);
+
+    let (read, cut) = passages(&encoder, &source(2_000)).unwrap();
+    assert_eq!((read.len(), cut), (MAX_PASSAGES, true), "past the last passage the unit is cut, and says so");
 }
 
 #[test]

@@ -127,6 +127,9 @@ pub struct SentenceEncoder {
     layers: Vec<Layer>,
     heads: usize,
     max_positions: usize,
+    /// The markers `token_ids` puts around a text (`[CLS]`, `[SEP]`).
+    open: Vec<u32>,
+    close: Vec<u32>,
 }
 
 impl std::fmt::Debug for SentenceEncoder {
@@ -256,6 +259,19 @@ impl SentenceEncoder {
         }
         // The first row of the token-type table: every text is one segment.
         let segment = token_type[..h].to_vec();
+        // What the tokenizer adds around a text, read off an empty one.
+        let marks = tokenizer
+            .encode("", true)
+            .map_err(|e| fail(&tokenizer_path, format!("cannot encode an empty text: {e}")))?
+            .get_ids()
+            .to_vec();
+        let [open, close] = marks.as_slice() else {
+            return Err(fail(
+                &tokenizer_path,
+                format!("frames a text with {} special tokens; a BERT tokenizer adds [CLS] and [SEP]", marks.len()),
+            ));
+        };
+        let (open, close) = (vec![*open], vec![*close]);
         Ok(SentenceEncoder {
             dir: dir.to_path_buf(),
             identity,
@@ -268,6 +284,8 @@ impl SentenceEncoder {
             layers,
             heads: config.num_attention_heads,
             max_positions: config.max_position_embeddings,
+            open,
+            close,
         })
     }
 
@@ -292,6 +310,29 @@ impl SentenceEncoder {
             ids.push(last);
         }
         Ok((ids, cut))
+    }
+
+    /// Word-piece ids of `text` with no markers and no cut: the stuff
+    /// [`Self::framed`] builds passages of.
+    pub fn piece_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        let enc = self.tokenizer.encode(text, false).map_err(|e| self.encode_error(e.to_string()))?;
+        Ok(enc.get_ids().to_vec())
+    }
+
+    /// `parts` in order between the markers, as [`Self::token_ids`] frames a
+    /// text; the caller keeps the total within the model's positions.
+    pub fn framed(&self, parts: &[&[u32]]) -> Vec<u32> {
+        let mut ids = self.open.clone();
+        for p in parts {
+            ids.extend_from_slice(p);
+        }
+        ids.extend_from_slice(&self.close);
+        ids
+    }
+
+    /// Ids [`Self::framed`] adds around its parts.
+    pub fn frame_len(&self) -> usize {
+        self.open.len() + self.close.len()
     }
 
     fn encode_error(&self, message: String) -> EmbedError {

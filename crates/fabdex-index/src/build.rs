@@ -89,11 +89,15 @@ pub struct IndexReport {
 pub struct EmbeddingsReport {
     pub model: fabdex_embed::ModelIdentity,
     pub model_dir: String,
+    /// Tokens per passage, and passages per unit at most.
     pub max_tokens: usize,
-    /// Units encoded in this build, and units whose vector came from the cache.
+    pub max_passages: usize,
+    /// Vectors in the table: every unit's passages.
+    pub passages: u64,
+    /// Passages encoded in this build, and passages whose vector came from the cache.
     pub encoded: u64,
     pub reused: u64,
-    /// Units longer than `max_tokens`, read only that far.
+    /// Units longer than their passages read, read only that far.
     pub truncated: u64,
 }
 
@@ -618,14 +622,15 @@ fn write_snapshot(
     if let Some(encoder) = encoder {
         let bar = progress_bar(progress, unit_texts.len() as u64);
         // `docs.files[i]` was assembled from `files[i]`.
-        let texts = units
+        let sources: Vec<_> = units
             .iter()
             .map(|u| {
-                crate::embeddings::unit_text(&files[docs.sections[u.section as usize].file as usize].text, docs, u)
+                crate::embeddings::unit_source(&files[docs.sections[u.section as usize].file as usize].text, docs, u)
             })
             .collect();
-        let (table, stats) = crate::embeddings::compute(encoder, texts, &layout.cache(), &|done| {
+        let (table, stats) = crate::embeddings::compute(encoder, &sources, &layout.cache(), &|done, total| {
             if let Some(bar) = &bar {
+                bar.set_length(total as u64);
                 bar.set_position(done as u64);
             }
         })?;
@@ -641,6 +646,8 @@ fn write_snapshot(
             model: table.header.model.clone(),
             model_dir: table.header.model_dir.clone(),
             max_tokens: table.header.max_tokens,
+            max_passages: table.header.max_passages,
+            passages: table.header.passages as u64,
             encoded: stats.encoded as u64,
             reused: stats.reused as u64,
             truncated: table.header.truncated as u64,
@@ -739,8 +746,14 @@ fn snapshot_id(
 ) -> String {
     let mut h = blake3::Hasher::new();
     if let Some(model) = embedding_model {
-        let (max, text) = (crate::embeddings::MAX_TOKENS, crate::embeddings::TEXT_VERSION);
-        h.update(format!("embeddings {} {max} text {text}\n", model.digest).as_bytes());
+        use crate::embeddings::{HEADING_TOKENS, MAX_PASSAGES, MAX_TOKENS, TEXT_VERSION};
+        h.update(
+            format!(
+                "embeddings {} {MAX_TOKENS} passages {MAX_PASSAGES} heading {HEADING_TOKENS} text {TEXT_VERSION}\n",
+                model.digest
+            )
+            .as_bytes(),
+        );
     }
     if let Some(types) = commonfabric_types {
         h.update(format!("commonfabric types {}\n", blake3::hash(types.as_bytes()).to_hex()).as_bytes());

@@ -26,19 +26,32 @@ use crate::Unit;
 
 pub const TABLE: &str = "tables/embeddings.bin";
 
-/// Tokens of a unit read by the model, `[CLS]` and `[SEP]` included. The
-/// heading path and the opening of a section say most of what it is about;
-/// longer reads cost index time linearly and measured no better on labs.
+/// Tokens of one passage read by the model, `[CLS]` and `[SEP]` included.
+/// MiniLM-class models are trained on passages this long; a longer read of
+/// one vector measured no better on labs.
 pub const MAX_TOKENS: usize = 128;
 
-/// Units encoded per forward pass; batches run in parallel.
+/// Passages of a unit given their own vector, the first included; a unit's
+/// similarity is its best passage's. Past the first 128 tokens a long
+/// section would otherwise be invisible to the model (labs: 6,559 of 9,000
+/// sections are longer): four passages read up to about 470 tokens, and
+/// measured on labs lift MRR@10 0.373 → 0.402 and recall@5 0.53 → 0.60 for
+/// about 2.6 times the encoding (see `docs/ranking.md`).
+pub const MAX_PASSAGES: usize = 4;
+
+/// Tokens of the heading path repeated at the start of each later passage,
+/// so that a passage still says which section it is from.
+pub const HEADING_TOKENS: usize = 40;
+
+/// Passages encoded per forward pass; batches run in parallel.
 const BATCH: usize = 16;
 
-const MAGIC: &[u8; 8] = b"FDXEMB1\n";
+const MAGIC: &[u8; 8] = b"FDXEMB2\n";
 
-/// Version of what [`unit_text`] gives the model; the snapshot id covers it,
-/// so a change re-encodes (the vector cache is keyed by the text itself).
-pub const TEXT_VERSION: u32 = 2;
+/// Version of what the model is given of a unit ([`unit_source`] and the
+/// passages cut from it); the snapshot id covers it. The vector cache is
+/// keyed by the token ids themselves.
+pub const TEXT_VERSION: u32 = 3;
 
 /// What the table says about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,20 +59,30 @@ pub struct EmbeddingsHeader {
     pub model: ModelIdentity,
     /// The model folder as the build found it (absolute): where queries load it from.
     pub model_dir: String,
+    /// Tokens per passage.
     pub max_tokens: usize,
+    /// Passages per unit at most.
+    pub max_passages: usize,
     pub units: usize,
-    /// Units longer than `max_tokens`, read only that far.
+    /// Vectors in the table: every unit's passages.
+    pub passages: usize,
+    /// Units longer than their `max_passages` passages read, read only that far.
     pub truncated: usize,
 }
 
-/// One unit vector per search unit, in unit order.
+/// The vectors of every unit's passages, in unit order, and how many each
+/// unit has.
 #[derive(Debug, Clone)]
 pub struct UnitEmbeddings {
     pub header: EmbeddingsHeader,
+    /// Passages of each unit (at least one).
+    counts: Vec<u32>,
+    /// Where each unit's passages start, in passages; `units + 1` entries.
+    starts: Vec<usize>,
     vectors: Vec<f32>,
 }
 
-/// How a build came by its vectors.
+/// How a build came by its vectors (in passages).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EncodeStats {
     pub encoded: usize,
@@ -67,6 +90,15 @@ pub struct EncodeStats {
 }
 
 impl UnitEmbeddings {
+    fn new(header: EmbeddingsHeader, counts: Vec<u32>, vectors: Vec<f32>) -> Self {
+        let mut starts = Vec::with_capacity(counts.len() + 1);
+        starts.push(0);
+        for &c in &counts {
+            starts.push(starts.last().expect("not empty") + c as usize);
+        }
+        UnitEmbeddings { header, counts, starts, vectors }
+    }
+
     pub fn dim(&self) -> usize {
         self.header.model.dim
     }
@@ -79,21 +111,42 @@ impl UnitEmbeddings {
         self.header.units == 0
     }
 
-    pub fn vector(&self, unit: usize) -> &[f32] {
-        &self.vectors[unit * self.dim()..(unit + 1) * self.dim()]
+    /// Passages the model read of `unit`.
+    pub fn passages(&self, unit: usize) -> usize {
+        self.counts[unit] as usize
     }
 
-    /// Cosine of `query` (a unit vector of the same model) with every unit.
+    /// The vectors of `unit`'s passages, one after another.
+    pub fn vectors(&self, unit: usize) -> &[f32] {
+        let d = self.dim();
+        &self.vectors[self.starts[unit] * d..self.starts[unit + 1] * d]
+    }
+
+    /// Cosine of `query` (a unit vector of the same model) with every unit:
+    /// its best passage's. Units are shared over the rayon pool.
     pub fn similarities(&self, query: &[f32]) -> Vec<f32> {
-        self.vectors.chunks_exact(self.dim()).map(|v| fabdex_embed::cosine(v, query)).collect()
+        (0..self.len())
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|u| {
+                self.vectors(u)
+                    .chunks_exact(self.dim())
+                    .map(|v| fabdex_embed::cosine(v, query))
+                    .fold(f32::NEG_INFINITY, f32::max)
+            })
+            .collect()
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
         let header = serde_json::to_vec(&self.header).expect("header serialises");
-        let mut out = Vec::with_capacity(MAGIC.len() + 4 + header.len() + self.vectors.len() * 4);
+        let mut out =
+            Vec::with_capacity(MAGIC.len() + 4 + header.len() + self.counts.len() * 4 + self.vectors.len() * 4);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(header.len() as u32).to_le_bytes());
         out.extend_from_slice(&header);
+        for c in &self.counts {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
         for x in &self.vectors {
             out.extend_from_slice(&x.to_le_bytes());
         }
@@ -102,24 +155,38 @@ impl UnitEmbeddings {
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         if bytes.len() < MAGIC.len() + 4 || &bytes[..MAGIC.len()] != MAGIC {
-            bail!("not a fabdex embeddings table");
+            bail!("not a fabdex embeddings table of this version (rebuild the index)");
         }
         let len = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
         let header_end = 12usize.checked_add(len).filter(|&e| e <= bytes.len()).context("header runs past the end")?;
         let header: EmbeddingsHeader = serde_json::from_slice(&bytes[12..header_end]).context("header is not valid")?;
-        let floats = &bytes[header_end..];
-        let expected = header.units.checked_mul(header.model.dim).and_then(|n| n.checked_mul(4));
+        let counts_end = header
+            .units
+            .checked_mul(4)
+            .and_then(|n| n.checked_add(header_end))
+            .filter(|&e| e <= bytes.len())
+            .context("passage counts run past the end")?;
+        let counts: Vec<u32> = bytes[header_end..counts_end]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
+        let total: u64 = counts.iter().map(|&c| c as u64).sum();
+        if total != header.passages as u64 || counts.contains(&0) {
+            bail!("passage counts add up to {total}, not the header's {} (or a unit has none)", header.passages);
+        }
+        let floats = &bytes[counts_end..];
+        let expected = header.passages.checked_mul(header.model.dim).and_then(|n| n.checked_mul(4));
         if expected != Some(floats.len()) {
             bail!(
-                "holds {} bytes of vectors; {} units of {} dimensions need {}",
+                "holds {} bytes of vectors; {} passages of {} dimensions need {}",
                 floats.len(),
-                header.units,
+                header.passages,
                 header.model.dim,
-                header.units * header.model.dim * 4
+                header.passages * header.model.dim * 4
             );
         }
         let vectors = floats.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
-        Ok(UnitEmbeddings { header, vectors })
+        Ok(UnitEmbeddings::new(header, counts, vectors))
     }
 }
 
@@ -130,7 +197,32 @@ impl UnitEmbeddings {
 /// labs, MRR@10 0.353 → 0.373); then the unit's own Markdown as written.
 /// Front matter descriptions are left out: they would crowd the section out
 /// of the model's token window too, and the lead says the same in prose.
-pub fn unit_text(file_text: &str, docs: &DocsTable, unit: &Unit) -> String {
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitSource {
+    pub heading: String,
+    pub lead: Option<String>,
+    pub body: String,
+}
+
+impl UnitSource {
+    /// Heading line and lead: what comes before the body in the first passage.
+    pub fn preamble(&self) -> String {
+        let mut text = self.heading.clone();
+        text.push('\n');
+        if let Some(lead) = &self.lead {
+            text.push_str(lead);
+            text.push('\n');
+        }
+        text
+    }
+
+    /// The first passage's text, cut by the tokenizer at [`MAX_TOKENS`].
+    pub fn first_text(&self) -> String {
+        self.preamble() + &self.body
+    }
+}
+
+pub fn unit_source(file_text: &str, docs: &DocsTable, unit: &Unit) -> UnitSource {
     let row = &docs.sections[unit.section as usize];
     let file = &docs.files[row.file as usize];
     let mut out: Vec<&str> = file.title.as_deref().into_iter().collect();
@@ -139,17 +231,34 @@ pub fn unit_text(file_text: &str, docs: &DocsTable, unit: &Unit) -> String {
             out.push(h);
         }
     }
-    let mut text = out.join(" > ");
-    text.push('\n');
     let first = &docs.sections[file.first_section as usize].section;
-    if unit.section != file.first_section
-        && let Some(lead) = file_text.get(first.byte_start as usize..first.byte_end as usize).and_then(lead_paragraph)
-    {
-        text.push_str(&lead);
-        text.push('\n');
+    let lead = if unit.section != file.first_section {
+        file_text.get(first.byte_start as usize..first.byte_end as usize).and_then(lead_paragraph)
+    } else {
+        None
+    };
+    let body = file_text.get(unit.byte_start as usize..unit.byte_end as usize).unwrap_or("").to_string();
+    UnitSource { heading: out.join(" > "), lead, body }
+}
+
+/// The body token ranges of a unit's later passages. The first passage read
+/// the body up to `first_covers`; each later one reads `window` more, until
+/// the body ends or `max_later` passages are cut. Also whether the body
+/// runs past the last of them.
+pub fn later_windows(
+    body_len: usize,
+    first_covers: usize,
+    window: usize,
+    max_later: usize,
+) -> (Vec<std::ops::Range<usize>>, bool) {
+    let mut out = Vec::new();
+    let mut at = first_covers.min(body_len);
+    while at < body_len && out.len() < max_later && window > 0 {
+        let end = (at + window).min(body_len);
+        out.push(at..end);
+        at = end;
     }
-    text.push_str(file_text.get(unit.byte_start as usize..unit.byte_end as usize).unwrap_or(""));
-    text
+    (out, at < body_len)
 }
 
 /// The first prose paragraph of a file's opening section (`body`),
@@ -182,20 +291,51 @@ pub fn load_model(dir: &Path) -> Result<SentenceEncoder> {
     SentenceEncoder::load(dir).with_context(|| format!("[index] embeddings: cannot use `{}`", dir.display()))
 }
 
-/// Encode every unit, reusing cached vectors. `progress` is told how many
-/// units are done after each chunk.
+/// The token ids of a unit's passages, and whether the unit is longer than
+/// they read. The first is [`UnitSource::first_text`] cut at [`MAX_TOKENS`];
+/// a longer unit's later passages are its heading path (cut at
+/// [`HEADING_TOKENS`]) and the next window of its body.
+pub fn passages(encoder: &SentenceEncoder, source: &UnitSource) -> Result<(Vec<Vec<u32>>, bool)> {
+    let (first, cut) = encoder.token_ids(&source.first_text(), MAX_TOKENS)?;
+    if !cut {
+        return Ok((vec![first], false));
+    }
+    let mut heading = encoder.piece_ids(&source.heading)?;
+    heading.truncate(HEADING_TOKENS);
+    let preamble = encoder.piece_ids(&source.preamble())?.len();
+    let body = encoder.piece_ids(&source.body)?;
+    let room = MAX_TOKENS - encoder.frame_len();
+    let (windows, cut) =
+        later_windows(body.len(), room.saturating_sub(preamble), room.saturating_sub(heading.len()), MAX_PASSAGES - 1);
+    let mut out = vec![first];
+    out.extend(windows.into_iter().map(|w| encoder.framed(&[&heading, &body[w]])));
+    Ok((out, cut))
+}
+
+/// Encode every unit's passages, reusing cached vectors. `progress` is told
+/// how many passages are done after each batch, out of the total it is
+/// first given.
 pub fn compute(
     encoder: &SentenceEncoder,
-    texts: Vec<String>,
+    sources: &[UnitSource],
     cache_root: &Path,
-    progress: &(dyn Fn(usize) + Sync),
+    progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(UnitEmbeddings, EncodeStats)> {
     let model = encoder.identity().clone();
     let dim = model.dim;
-    let cache = cache_root.join(format!("embed-{}-{MAX_TOKENS}", &model.digest["blake3:".len()..][..16]));
+    let cache = cache_root.join(format!("embed-{}-ids", &model.digest["blake3:".len()..][..16]));
     std::fs::create_dir_all(&cache).with_context(|| format!("cannot create `{}`", cache.display()))?;
-    let keys: Vec<PathBuf> = texts.iter().map(|t| cache.join(blake3::hash(t.as_bytes()).to_hex().as_str())).collect();
-    let mut vectors = vec![0f32; texts.len() * dim];
+    let per_unit: Vec<(Vec<Vec<u32>>, bool)> =
+        sources.par_iter().map(|s| passages(encoder, s)).collect::<Result<_>>()?;
+    let truncated = per_unit.iter().filter(|(_, cut)| *cut).count();
+    let counts: Vec<u32> = per_unit.iter().map(|(p, _)| p.len() as u32).collect();
+    let tokens: Vec<Vec<u32>> = per_unit.into_iter().flat_map(|(p, _)| p).collect();
+    let key = |ids: &[u32]| {
+        let bytes: Vec<u8> = ids.iter().flat_map(|x| x.to_le_bytes()).collect();
+        cache.join(blake3::hash(&bytes).to_hex().as_str())
+    };
+    let keys: Vec<PathBuf> = tokens.par_iter().map(|t| key(t)).collect();
+    let mut vectors = vec![0f32; tokens.len() * dim];
     let mut missing = Vec::new();
     for (i, key) in keys.iter().enumerate() {
         match std::fs::read(key) {
@@ -207,22 +347,18 @@ pub fn compute(
             _ => missing.push(i),
         }
     }
-    // Every text is tokenized, cached or not, to count the truncated ones.
-    let tokens: Vec<(Vec<u32>, bool)> =
-        texts.par_iter().map(|t| encoder.token_ids(t, MAX_TOKENS)).collect::<Result<_, _>>()?;
-    let truncated = tokens.iter().filter(|(_, cut)| *cut).count();
-    let stats = EncodeStats { encoded: missing.len(), reused: texts.len() - missing.len() };
-    // Chunks of like length take like time on each thread.
-    missing.sort_by_key(|&i| (tokens[i].0.len(), i));
+    let stats = EncodeStats { encoded: missing.len(), reused: tokens.len() - missing.len() };
+    // Batches of like length take like time on each thread.
+    missing.sort_by_key(|&i| (tokens[i].len(), i));
     let done = std::sync::atomic::AtomicUsize::new(stats.reused);
-    progress(stats.reused);
+    progress(stats.reused, tokens.len());
     let encoded: Vec<(usize, Vec<f32>)> = missing
         .par_chunks(BATCH)
         .map(|chunk| {
-            let batch: Vec<&[u32]> = chunk.iter().map(|&i| tokens[i].0.as_slice()).collect();
+            let batch: Vec<&[u32]> = chunk.iter().map(|&i| tokens[i].as_slice()).collect();
             let vectors = encoder.encode_ids(&batch)?;
             let n = done.fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed) + chunk.len();
-            progress(n);
+            progress(n, tokens.len());
             Ok(chunk.iter().copied().zip(vectors).collect::<Vec<_>>())
         })
         .collect::<Result<Vec<_>, fabdex_embed::EmbedError>>()?
@@ -239,10 +375,12 @@ pub fn compute(
         model,
         model_dir: encoder.dir().canonicalize().unwrap_or_else(|_| encoder.dir().to_path_buf()).display().to_string(),
         max_tokens: MAX_TOKENS,
-        units: texts.len(),
+        max_passages: MAX_PASSAGES,
+        units: sources.len(),
+        passages: tokens.len(),
         truncated,
     };
-    Ok((UnitEmbeddings { header, vectors }, stats))
+    Ok((UnitEmbeddings::new(header, counts, vectors), stats))
 }
 
 #[cfg(test)]
@@ -258,5 +396,30 @@ mod tests {
         let long = format!("# T\n\n{}", "word ".repeat(100));
         let lead = lead_paragraph(&long).unwrap();
         assert!(lead.len() <= LEAD_CHARS && lead.len() > LEAD_CHARS - 6 && lead.ends_with("word"), "{lead}");
+    }
+
+    #[test]
+    fn later_windows_continue_where_the_first_passage_stopped() {
+        assert_eq!(later_windows(300, 100, 90, 3), (vec![100..190, 190..280, 280..300], false));
+        assert_eq!(later_windows(500, 100, 90, 3), (vec![100..190, 190..280, 280..370], true));
+        assert_eq!(later_windows(80, 100, 90, 3), (vec![], false), "the first passage read it all");
+        // Every small case: contiguous windows from where the first stopped,
+        // none wider than the window, and `cut` exactly when text is left.
+        for body in 0..40 {
+            for covers in 0..12 {
+                for window in 0..6 {
+                    for max in 0..4 {
+                        let (w, cut) = later_windows(body, covers, window, max);
+                        let mut at = covers.min(body);
+                        for r in &w {
+                            assert!(r.start == at && r.end > r.start && r.end - r.start <= window && r.end <= body);
+                            at = r.end;
+                        }
+                        assert!(w.len() <= max);
+                        assert_eq!(cut, at < body, "{body} {covers} {window} {max}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -116,7 +116,7 @@ pub struct Counts {
     #[serde(default)]
     pub semantic_vocabulary: u64,
     /// Units with a sentence embedding (0 without `--embeddings`), and of
-    /// them, those read only to the model's token limit.
+    /// them, those longer than the passages the model read.
     #[serde(default)]
     pub embedded_units: u64,
     #[serde(default)]

@@ -45,7 +45,7 @@ fn main() {
             RetrievalMode::Hybrid,
             off(&|w| (w.lexical, w.semantic, w.file_semantic, w.symbol) = (0.0, 0.0, 0.0, 0.0)),
         ));
-        for weight in [2.0, 6.0, 8.0] {
+        for weight in [2.0, 4.0, 6.0, 10.0, 12.0, 16.0] {
             let label: &'static str = Box::leak(format!("hybrid, dense weight {weight}").into_boxed_str());
             rows.push((label, RetrievalMode::Hybrid, off(&|w| w.dense = weight)));
         }

@@ -38,7 +38,9 @@ pub use patterns::{DeclaredSchemas, FileDiagnostic, Inspection};
 pub fn render_type(schema: &serde_json::Value) -> String {
     patterns::render_type(schema, None)
 }
-pub use search::{EmbeddedQuery, Hit, HybridWeights, RetrievalMode, ScoreParts, SearchDocs, SearchResult, Why};
+pub use search::{
+    DENSE_SYMBOL_SCALE, EmbeddedQuery, Hit, HybridWeights, RetrievalMode, ScoreParts, SearchDocs, SearchResult, Why,
+};
 
 /// An opened snapshot with the lookups queries need.
 pub struct Engine {

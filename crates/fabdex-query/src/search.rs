@@ -47,8 +47,16 @@ pub const FILE_SEMANTIC_WEIGHT: f32 = 1.0;
 pub const SYMBOL_WEIGHT: f32 = 2.0;
 /// Hybrid ranking: weight of the sentence-embedding cosine, on an index built
 /// with `--embeddings`. Such cosines spread less than the latent model's
-/// (related sections score 0.3 to 0.6), so the weight is larger.
-pub const DENSE_WEIGHT: f32 = 4.0;
+/// (related sections score 0.3 to 0.6), so the weight is larger. Each unit's
+/// cosine is its best passage's; on labs 8 to 12 measured alike and better
+/// than 4 to 6 (`docs/ranking.md`).
+pub const DENSE_WEIGHT: f32 = 8.0;
+/// On a ranking with the sentence-embedding part, the symbol bonus is this
+/// many times [`SYMBOL_WEIGHT`]: the dense part widens the score's range
+/// about as much again as the other parts together, and a named API's
+/// definition must keep its lead (with weight 2, "what is Writable" ranked a
+/// section comparing `Writable<T[]>` forms above `Writable<>` itself).
+pub const DENSE_SYMBOL_SCALE: f32 = 2.0;
 /// A plain word (not camelCase, not called) counts as naming a symbol only when
 /// fewer than this share of units use it in prose: "wish" yes, "pattern" no...
 pub const PLAIN_SYMBOL_MAX_SHARE: f64 = 0.02;
@@ -362,6 +370,8 @@ impl Engine {
                     lex[*unit as usize] = *raw;
                 }
                 let best = lexical.iter().map(|(s, _)| *s).fold(0f32, f32::max);
+                let symbol_weight =
+                    if dense_sims.is_some() { self.hybrid.symbol * DENSE_SYMBOL_SCALE } else { self.hybrid.symbol };
                 let mut bonus = vec![0f32; self.snap.units.len()];
                 for (name, units) in symbols {
                     for &u in units {
@@ -370,7 +380,7 @@ impl Engine {
                         // A heading that is the name itself (`# Writable<>`) defines it;
                         // one that only contains it (`Writable<T[]> vs …`) half as much.
                         let own = if heading_is(&section.heading, name) { 1.0 } else { 0.5 };
-                        bonus[u as usize] += self.hybrid.symbol * own / defined;
+                        bonus[u as usize] += symbol_weight * own / defined;
                     }
                 }
                 let semantic_scale = (terms.len() as f32 / SEMANTIC_FULL_AT_TERMS as f32).min(1.0);
