@@ -47,6 +47,8 @@ pub const HEADING_TOKENS: usize = 40;
 const BATCH: usize = 16;
 
 const MAGIC: &[u8; 8] = b"FDXEMB2\n";
+/// The table of fabdex before passages: one vector per unit.
+pub const EARLIER_MAGIC: &[u8; 8] = b"FDXEMB1\n";
 
 /// Version of what the model is given of a unit ([`unit_source`] and the
 /// passages cut from it); the snapshot id covers it. The vector cache is
@@ -154,8 +156,13 @@ impl UnitEmbeddings {
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        if bytes.starts_with(EARLIER_MAGIC) {
+            bail!(
+                "an embeddings table of an earlier fabdex (one vector per unit, `FDXEMB1`), which this one does not read"
+            );
+        }
         if bytes.len() < MAGIC.len() + 4 || &bytes[..MAGIC.len()] != MAGIC {
-            bail!("not a fabdex embeddings table of this version (rebuild the index)");
+            bail!("not a fabdex embeddings table");
         }
         let len = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
         let header_end = 12usize.checked_add(len).filter(|&e| e <= bytes.len()).context("header runs past the end")?;
@@ -396,6 +403,34 @@ mod tests {
         let long = format!("# T\n\n{}", "word ".repeat(100));
         let lead = lead_paragraph(&long).unwrap();
         assert!(lead.len() <= LEAD_CHARS && lead.len() > LEAD_CHARS - 6 && lead.ends_with("word"), "{lead}");
+    }
+
+    #[test]
+    fn a_table_round_trips_and_an_earlier_one_is_named() {
+        let header = EmbeddingsHeader {
+            model: ModelIdentity { name: "m".into(), digest: "blake3:00".into(), dim: 2 },
+            model_dir: "/m".into(),
+            max_tokens: MAX_TOKENS,
+            max_passages: MAX_PASSAGES,
+            units: 2,
+            passages: 3,
+            truncated: 0,
+        };
+        let table = UnitEmbeddings::new(header, vec![1, 2], vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8]);
+        let back = UnitEmbeddings::from_bytes(&table.to_bytes()).unwrap();
+        assert_eq!((back.passages(0), back.passages(1)), (1, 2));
+        assert_eq!(back.vectors(1), &[0.0, 1.0, 0.6, 0.8]);
+        assert_eq!(back.similarities(&[0.0, 1.0]), vec![0.0, 1.0], "a unit scores its best passage");
+
+        let mut bytes = table.to_bytes();
+        bytes[..8].copy_from_slice(EARLIER_MAGIC);
+        let err = UnitEmbeddings::from_bytes(&bytes).unwrap_err().to_string();
+        assert!(err.contains("earlier fabdex"), "{err}");
+        // Counts that do not add up to the header's passages are refused.
+        let mut bad = table.clone();
+        bad.counts = vec![1, 1];
+        let err = UnitEmbeddings::from_bytes(&bad.to_bytes()).unwrap_err().to_string();
+        assert!(err.contains("add up to 2"), "{err}");
     }
 
     #[test]
