@@ -128,8 +128,8 @@ pub struct SentenceEncoder {
     heads: usize,
     max_positions: usize,
     /// The markers `token_ids` puts around a text (`[CLS]`, `[SEP]`).
-    open: Vec<u32>,
-    close: Vec<u32>,
+    open: u32,
+    close: u32,
 }
 
 impl std::fmt::Debug for SentenceEncoder {
@@ -271,7 +271,7 @@ impl SentenceEncoder {
                 format!("frames a text with {} special tokens; a BERT tokenizer adds [CLS] and [SEP]", marks.len()),
             ));
         };
-        let (open, close) = (vec![*open], vec![*close]);
+        let (open, close) = (*open, *close);
         Ok(SentenceEncoder {
             dir: dir.to_path_buf(),
             identity,
@@ -322,17 +322,17 @@ impl SentenceEncoder {
     /// `parts` in order between the markers, as [`Self::token_ids`] frames a
     /// text; the caller keeps the total within the model's positions.
     pub fn framed(&self, parts: &[&[u32]]) -> Vec<u32> {
-        let mut ids = self.open.clone();
+        let mut ids = vec![self.open];
         for p in parts {
             ids.extend_from_slice(p);
         }
-        ids.extend_from_slice(&self.close);
+        ids.push(self.close);
         ids
     }
 
     /// Ids [`Self::framed`] adds around its parts.
     pub fn frame_len(&self) -> usize {
-        self.open.len() + self.close.len()
+        2
     }
 
     fn encode_error(&self, message: String) -> EmbedError {

@@ -3,14 +3,15 @@
 //! Built only when the index is asked for them (`fabdex index --embeddings
 //! DIR`, or `[index] embeddings` in the config): a local model
 //! (`fabdex-embed`) encodes each unit's heading path, its file's lead
-//! paragraph, and its prose and code, read up to [`MAX_TOKENS`] tokens
-//! (see [`unit_text`]). The table records which model made the vectors
+//! paragraph, and its prose and code ([`unit_source`]), in passages of up to
+//! [`MAX_TOKENS`] tokens, at most [`MAX_PASSAGES`] per unit ([`passages`]).
+//! The table records which model made the vectors
 //! (its digest) and where it was, so the query side can load the same model to
 //! encode a question, and refuses any other.
 //!
 //! Encoding is the slow part of such a build, so each vector is cached in the
-//! index's `cache/` folder under the model's digest and the text's digest: a
-//! rebuild encodes only the units whose text changed.
+//! index's `cache/` folder under the model's digest and the passage's token
+//! ids: a rebuild encodes only the passages whose text changed.
 
 use std::path::{Path, PathBuf};
 
@@ -33,10 +34,10 @@ pub const MAX_TOKENS: usize = 128;
 
 /// Passages of a unit given their own vector, the first included; a unit's
 /// similarity is its best passage's. Past the first 128 tokens a long
-/// section would otherwise be invisible to the model (labs: 6,559 of 9,000
-/// sections are longer): four passages read up to about 470 tokens, and
-/// measured on labs lift MRR@10 0.373 → 0.402 and recall@5 0.53 → 0.60 for
-/// about 2.6 times the encoding (see `docs/ranking.md`).
+/// section would otherwise be invisible to the model (labs: 7,082 of 9,095
+/// units are longer): four passages read up to about 470 tokens. On labs,
+/// with the dense weight raised to 8, they lift recall@10 0.60 → 0.67 and
+/// MRR@10 0.373 → 0.440, for 2.7 times the vectors (see `docs/ranking.md`).
 pub const MAX_PASSAGES: usize = 4;
 
 /// Tokens of the heading path repeated at the start of each later passage,
@@ -48,7 +49,22 @@ const BATCH: usize = 16;
 
 const MAGIC: &[u8; 8] = b"FDXEMB2\n";
 /// The table of fabdex before passages: one vector per unit.
-pub const EARLIER_MAGIC: &[u8; 8] = b"FDXEMB1\n";
+const EARLIER_MAGIC: &[u8; 8] = b"FDXEMB1\n";
+
+/// A table of the format before passages (`FDXEMB1`, one vector per unit):
+/// not corrupt, but not readable by this fabdex either.
+#[derive(Debug)]
+pub struct EarlierTable;
+
+impl std::fmt::Display for EarlierTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "an embeddings table of an earlier fabdex (one vector per unit, `FDXEMB1`), which this one does not read",
+        )
+    }
+}
+
+impl std::error::Error for EarlierTable {}
 
 /// Version of what the model is given of a unit ([`unit_source`] and the
 /// passages cut from it); the snapshot id covers it. The vector cache is
@@ -77,8 +93,6 @@ pub struct EmbeddingsHeader {
 #[derive(Debug, Clone)]
 pub struct UnitEmbeddings {
     pub header: EmbeddingsHeader,
-    /// Passages of each unit (at least one).
-    counts: Vec<u32>,
     /// Where each unit's passages start, in passages; `units + 1` entries.
     starts: Vec<usize>,
     vectors: Vec<f32>,
@@ -98,7 +112,7 @@ impl UnitEmbeddings {
         for &c in &counts {
             starts.push(starts.last().expect("not empty") + c as usize);
         }
-        UnitEmbeddings { header, counts, starts, vectors }
+        UnitEmbeddings { header, starts, vectors }
     }
 
     pub fn dim(&self) -> usize {
@@ -115,7 +129,7 @@ impl UnitEmbeddings {
 
     /// Passages the model read of `unit`.
     pub fn passages(&self, unit: usize) -> usize {
-        self.counts[unit] as usize
+        self.starts[unit + 1] - self.starts[unit]
     }
 
     /// The vectors of `unit`'s passages, one after another.
@@ -141,13 +155,12 @@ impl UnitEmbeddings {
 
     pub fn to_bytes(&self) -> Vec<u8> {
         let header = serde_json::to_vec(&self.header).expect("header serialises");
-        let mut out =
-            Vec::with_capacity(MAGIC.len() + 4 + header.len() + self.counts.len() * 4 + self.vectors.len() * 4);
+        let mut out = Vec::with_capacity(MAGIC.len() + 4 + header.len() + self.len() * 4 + self.vectors.len() * 4);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(header.len() as u32).to_le_bytes());
         out.extend_from_slice(&header);
-        for c in &self.counts {
-            out.extend_from_slice(&c.to_le_bytes());
+        for unit in 0..self.len() {
+            out.extend_from_slice(&(self.passages(unit) as u32).to_le_bytes());
         }
         for x in &self.vectors {
             out.extend_from_slice(&x.to_le_bytes());
@@ -157,9 +170,7 @@ impl UnitEmbeddings {
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         if bytes.starts_with(EARLIER_MAGIC) {
-            bail!(
-                "an embeddings table of an earlier fabdex (one vector per unit, `FDXEMB1`), which this one does not read"
-            );
+            return Err(EarlierTable.into());
         }
         if bytes.len() < MAGIC.len() + 4 || &bytes[..MAGIC.len()] != MAGIC {
             bail!("not a fabdex embeddings table");
@@ -424,11 +435,10 @@ mod tests {
 
         let mut bytes = table.to_bytes();
         bytes[..8].copy_from_slice(EARLIER_MAGIC);
-        let err = UnitEmbeddings::from_bytes(&bytes).unwrap_err().to_string();
-        assert!(err.contains("earlier fabdex"), "{err}");
+        let err = UnitEmbeddings::from_bytes(&bytes).unwrap_err();
+        assert!(err.is::<EarlierTable>() && err.to_string().contains("earlier fabdex"), "{err}");
         // Counts that do not add up to the header's passages are refused.
-        let mut bad = table.clone();
-        bad.counts = vec![1, 1];
+        let bad = UnitEmbeddings::new(table.header.clone(), vec![1, 1], table.vectors.clone());
         let err = UnitEmbeddings::from_bytes(&bad.to_bytes()).unwrap_err().to_string();
         assert!(err.contains("add up to 2"), "{err}");
     }

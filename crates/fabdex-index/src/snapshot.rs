@@ -279,19 +279,21 @@ impl Snapshot {
             Some(_) => {
                 let path = dir.join(crate::embeddings::TABLE);
                 let bytes = read_table(dir, &manifest, crate::embeddings::TABLE)?;
-                if bytes.starts_with(crate::embeddings::EARLIER_MAGIC) {
-                    bail!(
+                let table = match crate::embeddings::UnitEmbeddings::from_bytes(&bytes) {
+                    Ok(table) => table,
+                    Err(e) if e.is::<crate::embeddings::EarlierTable>() => bail!(
                         "snapshot `{}` was built by an earlier fabdex: its sentence embeddings (`{}`) hold one vector per unit, and this one reads passages; re-run `fabdex index`",
                         dir.display(),
                         path.display()
-                    );
-                }
-                let table = crate::embeddings::UnitEmbeddings::from_bytes(&bytes).map_err(|e| {
-                    CorruptSnapshot(format!(
-                        "snapshot is corrupted: `{}`: {e:#}; re-run `fabdex index`",
-                        path.display()
-                    ))
-                })?;
+                    ),
+                    Err(e) => {
+                        return Err(CorruptSnapshot(format!(
+                            "snapshot is corrupted: `{}`: {e:#}; re-run `fabdex index`",
+                            path.display()
+                        ))
+                        .into());
+                    }
+                };
                 if table.len() != units.len() {
                     return Err(CorruptSnapshot(format!(
                         "snapshot is corrupted: `{}` covers {} units, the tables {}; re-run `fabdex index`",
