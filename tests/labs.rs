@@ -20,16 +20,22 @@ fn labs() -> Option<PathBuf> {
     }
 }
 
-/// One shared build of labs for all tests in this file.
-fn labs_index() -> Option<&'static (tempfile::TempDir, fabdex_index::IndexReport)> {
-    static INDEX: std::sync::OnceLock<Option<(tempfile::TempDir, fabdex_index::IndexReport)>> =
+/// One shared build of labs for all tests in this file. It lives in the
+/// test target's scratch folder under a fixed name, replaced by each run: a
+/// static is never dropped, so a temporary folder here would be left behind
+/// by every run.
+fn labs_index() -> Option<&'static (std::path::PathBuf, fabdex_index::IndexReport)> {
+    static INDEX: std::sync::OnceLock<Option<(std::path::PathBuf, fabdex_index::IndexReport)>> =
         std::sync::OnceLock::new();
     INDEX
         .get_or_init(|| {
             let labs = labs()?;
-            let dir = tempfile::tempdir().unwrap();
+            let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("labs-index");
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir).unwrap();
+            }
             let config = Config::from_roots(&[labs]).unwrap();
-            let report = fabdex_index::build(&config, &BuildOptions::new(dir.path())).unwrap();
+            let report = fabdex_index::build(&config, &BuildOptions::new(&dir)).unwrap();
             Some((dir, report))
         })
         .as_ref()
@@ -66,7 +72,7 @@ fn walk_count(dir: &std::path::Path) -> (u64, u64) {
 #[test]
 fn every_dev_question_hit_reopens_and_reassembles() {
     let Some((dir, _)) = labs_index() else { return };
-    let engine = Engine::open_index(dir.path()).unwrap();
+    let engine = Engine::open_index(dir).unwrap();
     let qrels = load_qrels(&project_root().join("../shared/eval/docs-qrels.dev.json"));
     let labs = labs().unwrap();
     let mut checked = 0;
@@ -100,7 +106,7 @@ fn every_dev_question_hit_reopens_and_reassembles() {
 #[test]
 fn at_least_99_percent_of_live_anchor_links_resolve_to_a_section() {
     let Some((dir, _)) = labs_index() else { return };
-    let engine = Engine::open_index(dir.path()).unwrap();
+    let engine = Engine::open_index(dir).unwrap();
     let docs = &engine.snapshot().docs;
     let mut total = 0;
     let mut unresolved = Vec::new();
@@ -134,7 +140,7 @@ fn at_least_99_percent_of_live_anchor_links_resolve_to_a_section() {
 #[test]
 fn hybrid_ranking_beats_bm25_on_the_dev_questions() {
     let Some((dir, _)) = labs_index() else { return };
-    let engine = Engine::open_index(dir.path()).unwrap();
+    let engine = Engine::open_index(dir).unwrap();
     let qrels: Vec<fabdex_query::Qrel> = common::read_json(&project_root().join("../shared/eval/docs-qrels.dev.json"));
     let hybrid = engine.eval_docs(&qrels, 10, false, RetrievalMode::Hybrid).unwrap();
     let bm25 = engine.eval_docs(&qrels, 10, false, RetrievalMode::Bm25).unwrap();
@@ -151,7 +157,7 @@ fn hybrid_ranking_beats_bm25_on_the_dev_questions() {
 #[test]
 fn api_names_lead_to_their_defining_sections_in_labs() {
     let Some((dir, _)) = labs_index() else { return };
-    let engine = Engine::open_index(dir.path()).unwrap();
+    let engine = Engine::open_index(dir).unwrap();
     for (q, want) in [
         ("what does generateObject return", "doc:labs/docs/common/capabilities/llm.md#generateobjectt"),
         ("what is generateText", "doc:labs/docs/common/capabilities/llm.md#generatetext"),

@@ -2,6 +2,7 @@
 //! search index) and the query layer (which searches it), so both tokenize alike.
 
 use fabdex_model::records::{CodeBlock, DocsTable, RootKind};
+use std::collections::HashMap;
 use tantivy::Index;
 
 use crate::Unit;
@@ -232,6 +233,35 @@ pub fn terms(text: &str) -> Vec<String> {
     })
 }
 
+/// Calls `f` with every analysed term of `text`: the same terms as [`terms`],
+/// in an order of their own. Every token is analysed on its own, so each
+/// word's terms are remembered per thread; ranking and explaining hits
+/// analyse the same few thousand words over and over, and stemming them
+/// again was most of a search's time. `f` must not call back into this.
+pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
+    /// Enough for a large corpus's vocabulary; past it the memory is started afresh.
+    const MAX_WORDS: usize = 200_000;
+    thread_local! {
+        static WORD_TERMS: std::cell::RefCell<HashMap<String, Box<[String]>>> = Default::default();
+    }
+    WORD_TERMS.with_borrow_mut(|known| {
+        for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            if word.is_empty() {
+                continue;
+            }
+            if !known.contains_key(word) {
+                if known.len() >= MAX_WORDS {
+                    known.clear();
+                }
+                known.insert(word.to_string(), terms(word).into_boxed_slice());
+            }
+            for t in &known[word] {
+                f(t);
+            }
+        }
+    })
+}
+
 /// Append the pieces of camelCase, PascalCase and snake_case identifiers so
 /// `fetchJson` is also found as `fetch json` and `WishState` as `wish state`.
 pub fn expand_identifiers(text: &str) -> String {
@@ -299,5 +329,34 @@ mod tests {
         assert!(t.contains(&"fetchjson".to_string()));
         assert!(t.contains(&"fetch".to_string()) && t.contains(&"json".to_string()));
         assert!(!t.contains(&"the".to_string()));
+    }
+
+    fn remembered(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for_each_term(text, |t| out.push(t.to_string()));
+        out.sort();
+        out
+    }
+
+    fn sorted(mut terms: Vec<String>) -> Vec<String> {
+        terms.sort();
+        terms
+    }
+
+    #[test]
+    fn remembered_terms_are_the_analysers_own() {
+        let text = "How do the handlers use fetchJSONData? `snake_case`, Writable<T[]> and \
+                    WishState — naïve café 42px {a_b_c} \u{1F600} emoji";
+        // Twice: the second reading comes from memory.
+        assert_eq!(remembered(text), sorted(terms(text)));
+        assert_eq!(remembered(text), sorted(terms(text)));
+        assert!(remembered(text).contains(&"handler".to_string()));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn remembered_terms_match_any_text(text in "([A-Za-z_]{1,12}|[a-z]+[A-Z][a-z]+|[0-9]{1,3}|[ .,`<>()_\n-]|é|ß|İ|\u{1F600}){0,40}") {
+            proptest::prop_assert_eq!(remembered(&text), sorted(terms(&text)));
+        }
     }
 }

@@ -39,9 +39,12 @@ pub fn unit_bag(text: &UnitText) -> Vec<(String, f32)> {
     let mut bag: HashMap<String, f32> = HashMap::new();
     for (name, field) in text.fields() {
         let Some((_, w)) = SEMANTIC_FIELD_WEIGHTS.iter().find(|(n, _)| *n == name) else { continue };
-        for t in search_schema::terms(field) {
-            *bag.entry(t).or_default() += *w;
-        }
+        search_schema::for_each_term(field, |t| match bag.get_mut(t) {
+            Some(count) => *count += *w,
+            None => {
+                bag.insert(t.to_string(), *w);
+            }
+        });
     }
     let mut bag: Vec<(String, f32)> = bag.into_iter().collect();
     bag.sort_by(|a, b| a.0.cmp(&b.0));

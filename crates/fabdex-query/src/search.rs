@@ -312,6 +312,47 @@ pub(crate) struct Ranking {
     pub embedded_query: Option<EmbeddedQuery>,
 }
 
+/// Collects `(raw BM25 score, unit)` for every matching document.
+struct UnitScores;
+
+/// [`UnitScores`] within one segment: its unit column, and what it found.
+struct SegmentUnitScores {
+    unit: std::sync::Arc<dyn tantivy::columnar::ColumnValues<u64>>,
+    found: Vec<(f32, u32)>,
+}
+
+impl tantivy::collector::Collector for UnitScores {
+    type Fruit = Vec<(f32, u32)>;
+    type Child = SegmentUnitScores;
+
+    fn for_segment(&self, _: tantivy::SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<SegmentUnitScores> {
+        let unit = segment.fast_fields().u64("unit")?.first_or_default_col(u64::MAX);
+        Ok(SegmentUnitScores { unit, found: Vec::new() })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn merge_fruits(&self, segments: Vec<Vec<(f32, u32)>>) -> tantivy::Result<Vec<(f32, u32)>> {
+        Ok(segments.concat())
+    }
+}
+
+impl tantivy::collector::SegmentCollector for SegmentUnitScores {
+    type Fruit = Vec<(f32, u32)>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        // A unit past u32 cannot be in the tables; the caller's bound check reports it.
+        let unit = u32::try_from(self.unit.get_val(doc)).unwrap_or(u32::MAX);
+        self.found.push((score, unit));
+    }
+
+    fn harvest(self) -> Vec<(f32, u32)> {
+        self.found
+    }
+}
+
 /// A ranked unit: its score, its index and what the score is made of.
 pub(crate) type RankedUnit = (f32, u32, ScoreParts);
 
@@ -352,7 +393,7 @@ impl Engine {
                 let (dense, others) = rayon::join(
                     || self.dense_similarities(query),
                     || -> Result<_, QueryError> {
-                        let (lexical, _) = self.lexical(&lexical_query, self.snap.units.len().max(1))?;
+                        let lexical = self.lexical_all(&lexical_query)?;
                         let bag = fabdex_index::semantic::query_bag(terms);
                         let models = &self.snap.semantic;
                         let unit_sims = models.units.embed(&bag).map(|q| models.units.similarities(&q));
@@ -416,8 +457,14 @@ impl Engine {
                     }
                 }
                 let matched = ranked.len();
-                ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-                ranked.truncate(depth);
+                // Best first, ties to the earlier unit: a total order, so only
+                // the `depth` best need sorting.
+                let order = |a: &RankedUnit, b: &RankedUnit| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+                if depth < ranked.len() {
+                    ranked.select_nth_unstable_by(depth, order);
+                    ranked.truncate(depth);
+                }
+                ranked.sort_unstable_by(order);
                 Ok(Ranking { ranked, matched, embedded_query })
             }
         }
@@ -560,6 +607,19 @@ impl Engine {
         Ok((out, matched))
     }
 
+    /// The raw BM25 score of every unit the query matches, in no order.
+    /// Hybrid ranking needs them all, not the best few, so they are written
+    /// out as found rather than kept in order.
+    fn lexical_all(&self, query: &BooleanQuery) -> Result<Vec<(f32, u32)>, QueryError> {
+        let searcher = self.reader.searcher();
+        let found =
+            searcher.search(query, &UnitScores).map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
+        if let Some(&(_, unit)) = found.iter().find(|(_, unit)| *unit as usize >= self.snap.units.len()) {
+            return Err(QueryError::Corrupt(format!("search index names unit {unit}, which the tables lack")));
+        }
+        Ok(found)
+    }
+
     /// API names the query names that the symbol table defines, each with the
     /// units (first unit of each defining section) that define it. A name
     /// counts when it is written like code (`fetchJson`, `wish()`, `Default<>`,
@@ -663,8 +723,8 @@ fn explain(unit: &UnitText, terms: &[String], historical: bool) -> Why {
         if text.is_empty() {
             continue;
         }
-        let field_terms: std::collections::HashSet<String> = search_schema::terms(text).into_iter().collect();
-        let found: Vec<String> = terms.iter().filter(|t| field_terms.contains(*t)).cloned().collect();
+        let present = terms_present(text, terms);
+        let found: Vec<String> = terms.iter().zip(&present).filter(|(_, p)| **p).map(|(t, _)| t.clone()).collect();
         for t in &found {
             if !matched.contains(t) {
                 matched.push(t.clone());
@@ -686,6 +746,17 @@ fn explain(unit: &UnitText, terms: &[String], historical: bool) -> Why {
     }
 }
 
+/// Which of `terms` occur in `text`, in the order of `terms`.
+fn terms_present(text: &str, terms: &[String]) -> Vec<bool> {
+    let mut present = vec![false; terms.len()];
+    search_schema::for_each_term(text, |t| {
+        if let Some(i) = terms.iter().position(|q| q == t) {
+            present[i] = true;
+        }
+    });
+    present
+}
+
 /// The line with the most query terms, and what follows it, up to the snippet size.
 fn snippet(text: &str, terms: &[String]) -> String {
     let lines: Vec<&str> = text.lines().collect();
@@ -694,8 +765,7 @@ fn snippet(text: &str, terms: &[String]) -> String {
         if line.trim().is_empty() {
             continue;
         }
-        let line_terms = search_schema::terms(line);
-        let score = terms.iter().filter(|t| line_terms.contains(t)).count();
+        let score = terms_present(line, terms).iter().filter(|p| **p).count();
         if score > best.1 {
             best = (i, score);
         }
