@@ -444,14 +444,27 @@ impl SentenceEncoder {
     }
 }
 
-/// Dot product of two unit vectors (their cosine).
+/// Dot product of two unit vectors (their cosine). A question is compared
+/// with every passage of an index, so this runs with AVX2 when the CPU has
+/// it: the same sums in the same order, on wider registers.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        /// [`dot`], compiled for AVX2.
+        #[target_feature(enable = "avx2")]
+        fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
+            dot(a, b)
+        }
+        // SAFETY: the CPU was seen to support AVX2.
+        return unsafe { dot_avx2(a, b) };
+    }
     dot(a, b)
 }
 
 /// Dot product, with eight running sums so that the loop vectorises: a query
 /// is compared with every unit of an index, and the plain streamed product
 /// is made of these.
+#[inline(always)]
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     const LANES: usize = 8;
     let mut sums = [0f32; LANES];
