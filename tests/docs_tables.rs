@@ -338,7 +338,9 @@ fn corruption_is_detected_by_digest_without_panics() {
     assert!(matches!(Engine::open_index(&ws.index_dir()).err().unwrap(), QueryError::Corrupt(_)));
     let manifest_path = snap_dir.join("manifest.json");
     let manifest = fs::read_to_string(&manifest_path).unwrap();
-    fs::write(&manifest_path, manifest.replace("\"search_version\": 5", "\"search_version\": 4")).unwrap();
+    let current = format!("\"search_version\": {}", fabdex_index::snapshot::SEARCH_VERSION);
+    assert!(manifest.contains(&current), "{manifest}");
+    fs::write(&manifest_path, manifest.replace(&current, "\"search_version\": 4")).unwrap();
     let err = Engine::open_index(&ws.index_dir()).err().unwrap();
     assert!(matches!(err, QueryError::NoSnapshot(_)) && err.to_string().contains("search version 4"), "{err}");
     fs::write(&manifest_path, manifest).unwrap();

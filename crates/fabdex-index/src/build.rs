@@ -613,6 +613,10 @@ fn write_snapshot(
         fs::write(staging.join(name), &bytes)?;
         tables.insert(name.to_string(), digest_bytes(&bytes));
     }
+    let bytes = models.passages.to_bytes();
+    fs::write(staging.join(crate::semantic::PASSAGES_TABLE), &bytes)?;
+    tables.insert(crate::semantic::PASSAGES_TABLE.to_string(), digest_bytes(&bytes));
+    counts.semantic_passages = models.passages.len() as u64;
     counts.semantic_dimensions = models.units.dim() as u64;
     counts.semantic_vocabulary = models.units.vocabulary() as u64;
     phases.insert("semantic".into(), lap(&mut clock));

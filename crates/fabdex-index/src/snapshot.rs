@@ -26,7 +26,7 @@ pub const FORMAT_VERSION: u32 = 2;
 
 /// Version of the search-index fields and analysis; part of the snapshot id,
 /// and a reader refuses a snapshot built with another.
-pub const SEARCH_VERSION: u32 = 5;
+pub const SEARCH_VERSION: u32 = 6;
 
 /// Paths inside an index directory.
 #[derive(Debug, Clone)]
@@ -115,6 +115,9 @@ pub struct Counts {
     pub semantic_dimensions: u64,
     #[serde(default)]
     pub semantic_vocabulary: u64,
+    /// Passages of long units with their own vector in the units' semantic model.
+    #[serde(default)]
+    pub semantic_passages: u64,
     /// Units with a sentence embedding (0 without `--embeddings`), and of
     /// them, those longer than the passages the model read.
     #[serde(default)]
@@ -249,6 +252,16 @@ impl Snapshot {
         let semantic = SemanticModels {
             units: read_model(dir, &manifest, crate::semantic::UNITS_TABLE)?,
             files: read_model(dir, &manifest, crate::semantic::FILES_TABLE)?,
+            passages: {
+                let name = crate::semantic::PASSAGES_TABLE;
+                let bytes = read_table(dir, &manifest, name)?;
+                crate::semantic::UnitPassages::from_bytes(&bytes).map_err(|e| {
+                    CorruptSnapshot(format!(
+                        "snapshot is corrupted: `{}`: {e}; re-run `fabdex index`",
+                        dir.join(name).display()
+                    ))
+                })?
+            },
         };
         for (name, digest) in &manifest.search_files {
             let path = dir.join("search").join(name);
@@ -264,6 +277,16 @@ impl Snapshot {
             .with_context(|| format!("cannot open the search index of `{}`", dir.display()))?;
         search_schema::register(&search);
         let units = units_of(&docs);
+        if semantic.passages.units() != units.len() || semantic.passages.dim() != semantic.units.dim() {
+            return Err(CorruptSnapshot(format!(
+                "snapshot is corrupted: its passage vectors cover {} units in {} dimensions, the tables {} units and the model {}; re-run `fabdex index`",
+                semantic.passages.units(),
+                semantic.passages.dim(),
+                units.len(),
+                semantic.units.dim()
+            ))
+            .into());
+        }
         if semantic.units.docs() != units.len() || semantic.files.docs() != docs.files.len() {
             return Err(CorruptSnapshot(format!(
                 "snapshot is corrupted: its semantic models cover {} units and {} files, the tables {} and {}; re-run `fabdex index`",

@@ -396,7 +396,16 @@ impl Engine {
                         let lexical = self.lexical_all(&lexical_query)?;
                         let bag = fabdex_index::semantic::query_bag(terms);
                         let models = &self.snap.semantic;
-                        let unit_sims = models.units.embed(&bag).map(|q| models.units.similarities(&q));
+                        let unit_sims = models.units.embed(&bag).map(|q| {
+                            let mut sims = models.units.similarities(&q);
+                            // Passages serve a question in the user's own words; a
+                            // short keyword query is served by its words, and a
+                            // short unit's passage would be mostly its heading.
+                            if terms.len() >= SEMANTIC_FULL_AT_TERMS {
+                                models.passages.raise(&q, &mut sims);
+                            }
+                            sims
+                        });
                         let file_sims = models.files.embed(&bag).map(|q| models.files.similarities(&q));
                         Ok((lexical, unit_sims, file_sims))
                     },
