@@ -99,12 +99,13 @@ impl UnitPassages {
         if self.dim == 0 || query.len() != self.dim {
             return;
         }
-        for (u, sim) in sims.iter_mut().enumerate().take(self.units()) {
+        let units = self.units().min(sims.len());
+        sims[..units].par_iter_mut().enumerate().with_min_len(512).for_each(|(u, sim)| {
             let (a, b) = (self.starts[u] as usize, self.starts[u + 1] as usize);
             for v in self.vectors[a * self.dim..b * self.dim].chunks_exact(self.dim) {
                 *sim = sim.max(fabdex_embed::cosine(v, query));
             }
-        }
+        });
     }
 
     /// Magic, then dimensions and units as LE u32, each unit's passage count as LE u32, then the vectors as LE f32.
