@@ -241,12 +241,19 @@ pub fn terms(text: &str) -> Vec<String> {
 pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
     /// Enough for a large corpus's vocabulary; past it the memory is started afresh.
     const MAX_WORDS: usize = 200_000;
+    const MAX_WORD_BYTES: usize = 64;
     thread_local! {
         static WORD_TERMS: std::cell::RefCell<HashMap<String, Box<[String]>>> = Default::default();
     }
     WORD_TERMS.with_borrow_mut(|known| {
         for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
             if word.is_empty() {
+                continue;
+            }
+            // A very long word (a hash, base64) is rarely seen twice and would
+            // make the memory grow with its length, not the word count.
+            if word.len() > MAX_WORD_BYTES {
+                terms(word).iter().for_each(|t| f(t));
                 continue;
             }
             if !known.contains_key(word) {
@@ -346,7 +353,8 @@ mod tests {
     #[test]
     fn remembered_terms_are_the_analysers_own() {
         let text = "How do the handlers use fetchJSONData? `snake_case`, Writable<T[]> and \
-                    WishState — naïve café 42px {a_b_c} \u{1F600} emoji";
+                    WishState — naïve café 42px {a_b_c} \u{1F600} emoji \
+                    aVeryLongIdentifierThatNamesTheWholeConfigurationOfTheRemoteDataHandlers";
         // Twice: the second reading comes from memory.
         assert_eq!(remembered(text), sorted(terms(text)));
         assert_eq!(remembered(text), sorted(terms(text)));

@@ -131,20 +131,22 @@ impl UnitPassages {
             return Err("it ends before its dimensions and unit count".into());
         };
         let (dim, units) = (dim as usize, units as usize);
+        // The counts must all be there before their number is trusted with memory.
+        if rest.len() / 4 < units.saturating_add(2) {
+            return Err(format!("it ends before the passage counts of its {units} units"));
+        }
         let mut starts = Vec::with_capacity(units + 1);
         starts.push(0u32);
         for u in 0..units {
-            let count = word(2 + u).ok_or_else(|| format!("it ends before the passage count of unit {u}"))?;
+            let count = word(2 + u).expect("the length was checked");
             let next = starts[u].checked_add(count).ok_or("its passage counts overflow")?;
             starts.push(next);
         }
         let floats = &rest[(2 + units) * 4..];
-        let expected = starts[units] as usize * dim;
-        if floats.len() != expected * 4 {
-            return Err(format!(
-                "it holds {} bytes of vectors, but its counts call for {expected} values",
-                floats.len()
-            ));
+        let expected = (starts[units] as usize).checked_mul(dim).filter(|n| n.checked_mul(4).is_some());
+        if expected.is_none_or(|n| floats.len() != n * 4) {
+            let wanted = expected.map_or_else(|| "more than memory holds".to_string(), |n| n.to_string());
+            return Err(format!("it holds {} bytes of vectors, but its counts call for {wanted} values", floats.len()));
         }
         let vectors = floats.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
         Ok(UnitPassages { dim, starts, vectors })
@@ -276,7 +278,7 @@ mod tests {
         let model = fitted(&units);
         let passages = UnitPassages::build(&model, &units);
         // Only the long unit has passages: 150 filler terms and the zebra
-        // paragraph's 30 make four windows of 48, the last ending at the end.
+        // paragraph's 36 make four windows of 48, the last ending at the end.
         assert_eq!(passages.units(), units.len());
         assert_eq!(passages.len(), 4);
         let query = model.embed(&query_bag(&search_schema::terms("zebra giraffe savanna"))).unwrap();
@@ -302,6 +304,16 @@ mod tests {
         assert!(cut.contains("bytes of vectors"), "{cut}");
         assert!(UnitPassages::from_bytes(b"not a table").unwrap_err().contains("magic"));
         let short = UnitPassages::from_bytes(&bytes[..PASSAGES_MAGIC.len() + 10]).unwrap_err();
-        assert!(short.contains("passage count of unit"), "{short}");
+        assert!(short.contains("passage counts of its 7 units"), "{short}");
+        // Counts from a damaged file are not trusted with memory or arithmetic.
+        let table = |words: &[u32]| {
+            let mut b = PASSAGES_MAGIC.to_vec();
+            words.iter().for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
+            b
+        };
+        let huge = UnitPassages::from_bytes(&table(&[0, u32::MAX])).unwrap_err();
+        assert!(huge.contains("passage counts of its 4294967295 units"), "{huge}");
+        let overflow = UnitPassages::from_bytes(&table(&[1 << 31, 1, 1 << 31])).unwrap_err();
+        assert!(overflow.contains("call for more than memory holds"), "{overflow}");
     }
 }
