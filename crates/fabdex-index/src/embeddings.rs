@@ -24,6 +24,7 @@ use rayon::prelude::*;
 use fabdex_model::records::DocsTable;
 
 use crate::Unit;
+use crate::passages::PassageVectors;
 
 pub const TABLE: &str = "tables/embeddings.bin";
 
@@ -93,9 +94,7 @@ pub struct EmbeddingsHeader {
 #[derive(Debug, Clone)]
 pub struct UnitEmbeddings {
     pub header: EmbeddingsHeader,
-    /// Where each unit's passages start, in passages; `units + 1` entries.
-    starts: Vec<usize>,
-    vectors: Vec<f32>,
+    passages: PassageVectors,
 }
 
 /// How a build came by its vectors (in passages).
@@ -107,12 +106,8 @@ pub struct EncodeStats {
 
 impl UnitEmbeddings {
     fn new(header: EmbeddingsHeader, counts: Vec<u32>, vectors: Vec<f32>) -> Self {
-        let mut starts = Vec::with_capacity(counts.len() + 1);
-        starts.push(0);
-        for &c in &counts {
-            starts.push(starts.last().expect("not empty") + c as usize);
-        }
-        UnitEmbeddings { header, starts, vectors }
+        let passages = PassageVectors::from_counts(header.model.dim, &counts, vectors);
+        UnitEmbeddings { header, passages }
     }
 
     pub fn dim(&self) -> usize {
@@ -129,42 +124,27 @@ impl UnitEmbeddings {
 
     /// Passages the model read of `unit`.
     pub fn passages(&self, unit: usize) -> usize {
-        self.starts[unit + 1] - self.starts[unit]
+        self.passages.passages(unit)
     }
 
     /// The vectors of `unit`'s passages, one after another.
     pub fn vectors(&self, unit: usize) -> &[f32] {
-        let d = self.dim();
-        &self.vectors[self.starts[unit] * d..self.starts[unit + 1] * d]
+        self.passages.vectors(unit)
     }
 
     /// Cosine of `query` (a unit vector of the same model) with every unit:
     /// its best passage's. Units are shared over the rayon pool.
     pub fn similarities(&self, query: &[f32]) -> Vec<f32> {
-        (0..self.len())
-            .into_par_iter()
-            .with_min_len(256)
-            .map(|u| {
-                self.vectors(u)
-                    .chunks_exact(self.dim())
-                    .map(|v| fabdex_embed::cosine(v, query))
-                    .fold(f32::NEG_INFINITY, f32::max)
-            })
-            .collect()
+        self.passages.best_cosines(query)
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
         let header = serde_json::to_vec(&self.header).expect("header serialises");
-        let mut out = Vec::with_capacity(MAGIC.len() + 4 + header.len() + self.len() * 4 + self.vectors.len() * 4);
+        let mut out = Vec::with_capacity(MAGIC.len() + 4 + header.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(header.len() as u32).to_le_bytes());
         out.extend_from_slice(&header);
-        for unit in 0..self.len() {
-            out.extend_from_slice(&(self.passages(unit) as u32).to_le_bytes());
-        }
-        for x in &self.vectors {
-            out.extend_from_slice(&x.to_le_bytes());
-        }
+        self.passages.write_body(&mut out);
         out
     }
 
@@ -203,8 +183,7 @@ impl UnitEmbeddings {
                 header.passages * header.model.dim * 4
             );
         }
-        let vectors = floats.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
-        Ok(UnitEmbeddings::new(header, counts, vectors))
+        Ok(UnitEmbeddings::new(header, counts, crate::passages::f32s(floats)))
     }
 }
 
@@ -438,7 +417,7 @@ mod tests {
         let err = UnitEmbeddings::from_bytes(&bytes).unwrap_err();
         assert!(err.is::<EarlierTable>() && err.to_string().contains("earlier fabdex"), "{err}");
         // Counts that do not add up to the header's passages are refused.
-        let bad = UnitEmbeddings::new(table.header.clone(), vec![1, 1], table.vectors.clone());
+        let bad = UnitEmbeddings::new(table.header.clone(), vec![1, 1], vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8]);
         let err = UnitEmbeddings::from_bytes(&bad.to_bytes()).unwrap_err().to_string();
         assert!(err.contains("add up to 2"), "{err}");
     }

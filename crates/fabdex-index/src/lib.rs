@@ -26,6 +26,7 @@ pub mod build;
 pub mod config;
 pub mod embeddings;
 pub mod links;
+pub mod passages;
 pub mod patterns;
 pub mod published;
 pub mod search_schema;

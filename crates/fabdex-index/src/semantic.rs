@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use fabdex_semantic::{FitOptions, Model};
 use rayon::prelude::*;
 
+use crate::passages::PassageVectors;
 use crate::search_schema::{self, UnitText};
 
 /// How many times each field's terms count in a unit's bag: a heading and the
@@ -51,12 +52,7 @@ pub struct SemanticModels {
 /// window after window; a unit with no more terms than that has no passages
 /// (its own vector says the same).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct UnitPassages {
-    dim: usize,
-    /// Unit `u`'s passages are `starts[u]..starts[u + 1]`.
-    starts: Vec<u32>,
-    vectors: Vec<f32>,
-}
+pub struct UnitPassages(PassageVectors);
 
 const PASSAGES_MAGIC: &[u8] = b"FDXLSAP1\n";
 
@@ -64,62 +60,45 @@ impl UnitPassages {
     /// Embed the passages of every unit with `model`.
     pub fn build(model: &Model, unit_texts: &[UnitText]) -> UnitPassages {
         let per_unit: Vec<Vec<Vec<f32>>> = unit_texts.par_iter().map(|t| unit_passages(model, t)).collect();
-        let mut starts = Vec::with_capacity(per_unit.len() + 1);
-        let mut vectors = Vec::new();
-        starts.push(0u32);
-        for passages in per_unit {
-            for v in passages {
-                vectors.extend(v);
-            }
-            starts.push((vectors.len() / model.dim().max(1)) as u32);
-        }
-        UnitPassages { dim: model.dim(), starts, vectors }
+        let counts: Vec<u32> = per_unit.iter().map(|p| p.len() as u32).collect();
+        let vectors = per_unit.into_iter().flatten().flatten().collect();
+        UnitPassages(PassageVectors::from_counts(model.dim(), &counts, vectors))
     }
 
     /// Units covered (with or without passages).
     pub fn units(&self) -> usize {
-        self.starts.len().saturating_sub(1)
+        self.0.units()
     }
 
     /// Passages of all units.
     pub fn len(&self) -> usize {
-        self.starts.last().copied().unwrap_or(0) as usize
+        self.0.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.0.is_empty()
     }
 
     pub fn dim(&self) -> usize {
-        self.dim
+        self.0.dim()
     }
 
     /// Raise each unit's cosine with `query` to its best passage's, where that is higher.
     pub fn raise(&self, query: &[f32], sims: &mut [f32]) {
-        if self.dim == 0 || query.len() != self.dim {
+        if self.dim() == 0 || query.len() != self.dim() {
             return;
         }
-        let units = self.units().min(sims.len());
-        sims[..units].par_iter_mut().enumerate().with_min_len(512).for_each(|(u, sim)| {
-            let (a, b) = (self.starts[u] as usize, self.starts[u + 1] as usize);
-            for v in self.vectors[a * self.dim..b * self.dim].chunks_exact(self.dim) {
-                *sim = sim.max(fabdex_embed::cosine(v, query));
-            }
-        });
+        for (sim, best) in sims.iter_mut().zip(self.0.best_cosines(query)) {
+            *sim = sim.max(best);
+        }
     }
 
     /// Magic, then dimensions and units as LE u32, each unit's passage count as LE u32, then the vectors as LE f32.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(PASSAGES_MAGIC.len() + 8 + self.units() * 4 + self.vectors.len() * 4);
-        out.extend_from_slice(PASSAGES_MAGIC);
-        out.extend_from_slice(&(self.dim as u32).to_le_bytes());
+        let mut out = PASSAGES_MAGIC.to_vec();
+        out.extend_from_slice(&(self.dim() as u32).to_le_bytes());
         out.extend_from_slice(&(self.units() as u32).to_le_bytes());
-        for w in self.starts.windows(2) {
-            out.extend_from_slice(&(w[1] - w[0]).to_le_bytes());
-        }
-        for x in &self.vectors {
-            out.extend_from_slice(&x.to_le_bytes());
-        }
+        self.0.write_body(&mut out);
         out
     }
 
@@ -135,21 +114,15 @@ impl UnitPassages {
         if rest.len() / 4 < units.saturating_add(2) {
             return Err(format!("it ends before the passage counts of its {units} units"));
         }
-        let mut starts = Vec::with_capacity(units + 1);
-        starts.push(0u32);
-        for u in 0..units {
-            let count = word(2 + u).expect("the length was checked");
-            let next = starts[u].checked_add(count).ok_or("its passage counts overflow")?;
-            starts.push(next);
-        }
+        let counts: Vec<u32> = (0..units).map(|u| word(2 + u).expect("the length was checked")).collect();
+        let total = counts.iter().try_fold(0u32, |sum, &c| sum.checked_add(c)).ok_or("its passage counts overflow")?;
         let floats = &rest[(2 + units) * 4..];
-        let expected = (starts[units] as usize).checked_mul(dim).filter(|n| n.checked_mul(4).is_some());
+        let expected = (total as usize).checked_mul(dim).filter(|n| n.checked_mul(4).is_some());
         if expected.is_none_or(|n| floats.len() != n * 4) {
             let wanted = expected.map_or_else(|| "more than memory holds".to_string(), |n| n.to_string());
             return Err(format!("it holds {} bytes of vectors, but its counts call for {wanted} values", floats.len()));
         }
-        let vectors = floats.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
-        Ok(UnitPassages { dim, starts, vectors })
+        Ok(UnitPassages(PassageVectors::from_counts(dim, &counts, crate::passages::f32s(floats))))
     }
 }
 

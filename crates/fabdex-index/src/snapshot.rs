@@ -250,18 +250,14 @@ impl Snapshot {
             }
         };
         let semantic = SemanticModels {
-            units: read_model(dir, &manifest, crate::semantic::UNITS_TABLE)?,
-            files: read_model(dir, &manifest, crate::semantic::FILES_TABLE)?,
-            passages: {
-                let name = crate::semantic::PASSAGES_TABLE;
-                let bytes = read_table(dir, &manifest, name)?;
-                crate::semantic::UnitPassages::from_bytes(&bytes).map_err(|e| {
-                    CorruptSnapshot(format!(
-                        "snapshot is corrupted: `{}`: {e}; re-run `fabdex index`",
-                        dir.join(name).display()
-                    ))
-                })?
-            },
+            units: read_decoded(dir, &manifest, crate::semantic::UNITS_TABLE, fabdex_semantic::Model::from_bytes)?,
+            files: read_decoded(dir, &manifest, crate::semantic::FILES_TABLE, fabdex_semantic::Model::from_bytes)?,
+            passages: read_decoded(
+                dir,
+                &manifest,
+                crate::semantic::PASSAGES_TABLE,
+                crate::semantic::UnitPassages::from_bytes,
+            )?,
         };
         for (name, digest) in &manifest.search_files {
             let path = dir.join("search").join(name);
@@ -365,11 +361,18 @@ fn read_table(dir: &Path, manifest: &Manifest, name: &str) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-fn read_model(dir: &Path, manifest: &Manifest, name: &str) -> Result<fabdex_semantic::Model> {
-    let path = dir.join(name);
+/// A binary table, read, checked against its digest and decoded; a decoding
+/// error names the file.
+fn read_decoded<T, E: std::fmt::Display>(
+    dir: &Path,
+    manifest: &Manifest,
+    name: &str,
+    decode: impl FnOnce(&[u8]) -> std::result::Result<T, E>,
+) -> Result<T> {
     let bytes = read_table(dir, manifest, name)?;
-    fabdex_semantic::Model::from_bytes(&bytes).map_err(|e| {
-        CorruptSnapshot(format!("snapshot is corrupted: `{}`: {e}; re-run `fabdex index`", path.display())).into()
+    decode(&bytes).map_err(|e| {
+        CorruptSnapshot(format!("snapshot is corrupted: `{}`: {e}; re-run `fabdex index`", dir.join(name).display()))
+            .into()
     })
 }
 

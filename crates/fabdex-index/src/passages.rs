@@ -1,0 +1,89 @@
+//! Vectors of units read in passages: each unit has zero or more vectors of
+//! one model, stored one after another in unit order. The sentence
+//! embeddings (`embeddings.rs`) and the latent model's passages of long units
+//! (`semantic.rs`) are both tables of this shape; their files differ in
+//! header and checks, and share the counts-then-vectors body written here.
+
+use rayon::prelude::*;
+
+/// Every unit's passage vectors, in unit order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PassageVectors {
+    dim: usize,
+    /// Unit `u`'s passages are `starts[u]..starts[u + 1]`; `units + 1` entries.
+    starts: Vec<usize>,
+    vectors: Vec<f32>,
+}
+
+impl PassageVectors {
+    /// From each unit's passage count and the vectors of all passages, in order.
+    /// A reader checks that the counts add up to the vectors before it builds one.
+    pub fn from_counts(dim: usize, counts: &[u32], vectors: Vec<f32>) -> PassageVectors {
+        let mut starts = Vec::with_capacity(counts.len() + 1);
+        starts.push(0);
+        for &c in counts {
+            starts.push(starts.last().expect("not empty") + c as usize);
+        }
+        PassageVectors { dim, starts, vectors }
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Units covered, with or without passages.
+    pub fn units(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// Passages of all units.
+    pub fn len(&self) -> usize {
+        self.starts.last().copied().unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Passages of `unit`.
+    pub fn passages(&self, unit: usize) -> usize {
+        self.starts[unit + 1] - self.starts[unit]
+    }
+
+    /// The vectors of `unit`'s passages, one after another.
+    pub fn vectors(&self, unit: usize) -> &[f32] {
+        &self.vectors[self.starts[unit] * self.dim..self.starts[unit + 1] * self.dim]
+    }
+
+    /// Each unit's best cosine of `query` (a unit vector of the same model)
+    /// with its passages, or −∞ for a unit without any. Units are shared over
+    /// the rayon pool.
+    pub fn best_cosines(&self, query: &[f32]) -> Vec<f32> {
+        (0..self.units())
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|u| {
+                self.vectors(u)
+                    .chunks_exact(self.dim.max(1))
+                    .map(|v| fabdex_embed::cosine(v, query))
+                    .fold(f32::NEG_INFINITY, f32::max)
+            })
+            .collect()
+    }
+
+    /// Appends each unit's passage count as LE u32, then the vectors as LE f32.
+    pub fn write_body(&self, out: &mut Vec<u8>) {
+        out.reserve(self.units() * 4 + self.vectors.len() * 4);
+        for unit in 0..self.units() {
+            out.extend_from_slice(&(self.passages(unit) as u32).to_le_bytes());
+        }
+        for x in &self.vectors {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+}
+
+/// LE f32 values of `bytes`, whose length is a multiple of 4.
+pub fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect()
+}
