@@ -160,6 +160,8 @@ fn verify_notices_an_edited_and_reindexed_source() {
 
 fn record(tool: &str) -> NewRecord {
     NewRecord {
+        kind: fabdex_ledger::RecordKind::Tool,
+        turn: None,
         tool: tool.into(),
         arguments: serde_json::json!({}),
         snapshot: None,

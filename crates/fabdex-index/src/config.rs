@@ -16,6 +16,10 @@ pub struct Config {
     pub index: IndexSettings,
     #[serde(default, rename = "root")]
     pub roots: Vec<RootConfig>,
+    /// The `[research]` table: the research service's endpoint defaults,
+    /// read and checked by `fabdex-research` (the indexer ignores it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub research: Option<toml::Table>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -136,7 +140,7 @@ impl Config {
     /// Roots given on the command line.
     pub fn from_roots(paths: &[PathBuf]) -> Result<Config> {
         let roots = paths.iter().map(|p| RootConfig::from_path(p)).collect::<Result<Vec<_>>>()?;
-        let config = Config { index: IndexSettings::default(), roots };
+        let config = Config { index: IndexSettings::default(), roots, research: None };
         config.validate()?;
         Ok(config)
     }

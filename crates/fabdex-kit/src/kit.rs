@@ -148,12 +148,18 @@ pub struct Source {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Missing {
     /// `input`: a required argument with no granted handle bound to it.
+    /// Set by the research loop when it could not finish: `model` (the
+    /// endpoint failed), `budget` (a budget ran out before a kit was
+    /// submitted), `kit` (no valid kit after the repair turn).
     pub kind: String,
-    #[serde(rename = "patternId")]
+    /// `input` only.
+    #[serde(rename = "patternId", default, skip_serializing_if = "String::is_empty")]
     pub pattern_id: String,
+    /// `input` only.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub argument: String,
-    /// Its type, as TypeScript.
-    #[serde(rename = "type")]
+    /// `input` only: its type, as TypeScript.
+    #[serde(rename = "type", default, skip_serializing_if = "String::is_empty")]
     pub ty: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,

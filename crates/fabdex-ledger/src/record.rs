@@ -64,9 +64,70 @@ pub fn citation_id(address: &str, offset: Option<u64>, end: Option<u64>, digest:
     format!("cit-{}", &blake3::hash(key.as_bytes()).to_hex()[..20])
 }
 
+/// What a ledger record is: a query call (the default, left out of the
+/// line) or a research model's turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecordKind {
+    #[default]
+    Tool,
+    ModelTurn,
+}
+
+impl RecordKind {
+    pub fn is_tool(&self) -> bool {
+        *self == RecordKind::Tool
+    }
+}
+
+/// One tool call a model turn asked for, as the research loop answered it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TurnCall {
+    pub tool: String,
+    /// `ok`, `tool-error`, `refused` (over a budget, a repeat, not allowed) or `invalid-arguments`.
+    pub outcome: String,
+    /// Chars of the result returned to the model.
+    pub chars: u64,
+    pub wall_ms: u64,
+    /// Ledger sequence number of the call's own record, when it reached the engine.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub seq: Option<u64>,
+}
+
+/// A research model's turn: what went in and out, and the exposure of the
+/// context it ran in (every origin the run had read before it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TurnUsage {
+    /// 1-based turn number within the research call.
+    pub turn: u32,
+    pub model: String,
+    /// `opening`, `research`, `repair`.
+    pub phase: String,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    /// Chars of the messages sent in this turn's request.
+    pub chars_in: u64,
+    /// Wall time of the model's answer, retries included.
+    pub wall_ms: u64,
+    /// HTTP attempts (more than 1 when a failure was retried).
+    pub attempts: u32,
+    /// `tool_calls`, `stop`, `length`, `kit`, … or the failure.
+    pub finish: String,
+    pub calls: Vec<TurnCall>,
+    /// Origins read before this turn: the turn's output inherits them.
+    pub exposure: Vec<String>,
+}
+
 /// What a caller records; the ledger adds sequence number, run and time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NewRecord {
+    /// `tool` (left out) or `model-turn`.
+    #[serde(skip_serializing_if = "RecordKind::is_tool", default)]
+    pub kind: RecordKind,
+    /// A model turn's figures.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub turn: Option<TurnUsage>,
+    /// The tool called, or `model` for a model turn.
     pub tool: String,
     pub arguments: Value,
     #[serde(skip_serializing_if = "Option::is_none", default)]

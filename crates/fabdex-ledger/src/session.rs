@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::policy::{Decision, Policy};
-use crate::record::{Item, ItemKind, NewRecord, citation_id};
+use crate::record::{Item, ItemKind, NewRecord, RecordKind, citation_id};
 use crate::store::Ledger;
 
 /// One caller's view: engine, optional run ledger, optional policy, consumer name.
@@ -27,7 +27,8 @@ pub struct Session<'a> {
     pub consumer: String,
 }
 
-fn metadata_item(address: &str, origin: &str) -> Item {
+/// An item that carries names and addresses only.
+pub fn metadata_item(address: &str, origin: &str) -> Item {
     Item {
         kind: ItemKind::Metadata,
         address: address.to_string(),
@@ -60,6 +61,8 @@ impl<'a> Session<'a> {
     fn record(&self, tool: &str, arguments: Value, items: Vec<Item>, error: Option<&QueryError>) -> Result<()> {
         let Some(ledger) = &self.ledger else { return Ok(()) };
         ledger.append(NewRecord {
+            kind: RecordKind::Tool,
+            turn: None,
             tool: tool.to_string(),
             arguments,
             snapshot: Some(self.engine.snapshot_id().to_string()),
@@ -69,6 +72,17 @@ impl<'a> Session<'a> {
             error: error.map(|e| format!("{}: {e}", e.kind())),
         })?;
         Ok(())
+    }
+
+    /// Record a call a shell answered itself (the handle tools): one record, as any query call.
+    pub fn record_call(
+        &self,
+        tool: &str,
+        arguments: Value,
+        items: Vec<Item>,
+        error: Option<&QueryError>,
+    ) -> Result<()> {
+        self.record(tool, arguments, items, error)
     }
 
     /// Record a failed call and return its error.

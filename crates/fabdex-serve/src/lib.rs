@@ -132,7 +132,7 @@ impl AppState {
             session.ledger =
                 Some(store.ledger(&run).map_err(|e| ToolError::new("invalid-argument", format!("{e:#}")))?);
         }
-        let ctx = fabdex_tools::Context { session, runs };
+        let ctx = fabdex_tools::Context { session, runs, grants: None };
         fabdex_tools::call(&ctx, name, input)
     }
 }

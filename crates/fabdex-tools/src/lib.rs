@@ -174,10 +174,49 @@ pub struct CiteOutput {
     pub check: fabdex_ledger::audit::Check,
 }
 
+/// `describe_handle` input.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HandleInput {
+    /// A token as `list_handles` gives it.
+    pub token: String,
+}
+
+/// One granted handle as `list_handles` shows it (its schema via `describe_handle`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct HandleSummary {
+    pub token: String,
+    pub description: String,
+    /// Whether `describe_handle` has a schema for it.
+    pub has_schema: bool,
+}
+
+/// `list_handles` output.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct HandleList {
+    pub handles: Vec<HandleSummary>,
+    /// What a caller may do with them.
+    pub note: String,
+}
+
 /// Everything a call needs besides its input.
 pub struct Context<'a> {
     pub session: Session<'a>,
     pub runs: Option<fabdex_ledger::RunStore>,
+    /// The handles the host granted (research calls); `None` where no grants
+    /// file was given, and then the handle tools say so.
+    pub grants: Option<Vec<fabdex_kit::Handle>>,
+}
+
+fn grants<'c>(ctx: &'c Context<'_>) -> &'c [fabdex_kit::Handle] {
+    ctx.grants.as_deref().unwrap_or(&[])
+}
+
+/// Handle calls are recorded like any other: metadata items `handle:<token>`
+/// of origin `host` (the grants come from the host, not from a corpus).
+fn record_handles(ctx: &Context<'_>, tool: &str, args: Value, tokens: &[&str], error: Option<&QueryError>) {
+    let items = tokens.iter().map(|t| fabdex_ledger::session::metadata_item(&format!("handle:{t}"), "host")).collect();
+    let _ = ctx.session.record_call(tool, args, items, error);
 }
 
 type Handler = fn(&Context<'_>, Value) -> Result<Value, ToolError>;
@@ -366,6 +405,22 @@ const TOOLS: &[Tool] = &[
         },
     },
     Tool {
+        name: "list_handles",
+        description: "The handles the host granted this call: each token with its description. Only these tokens may be bound as a pattern's inputs.",
+        bounds: "every granted handle; none when no grants were given.",
+        input: schema::<RunInput>,
+        output: schema::<HandleList>,
+        handler: list_handles,
+    },
+    Tool {
+        name: "describe_handle",
+        description: "One granted handle: its token, description and the JSON Schema of what it holds.",
+        bounds: "one handle; a token that was not granted is `not-found`.",
+        input: schema::<HandleInput>,
+        output: schema::<fabdex_kit::Handle>,
+        handler: describe_handle,
+    },
+    Tool {
         name: "ledger_show",
         description: "Every record of the call's research run: tools called, arguments, snapshot, and each item returned with address, origin, range, digest and citation id.",
         bounds: "the whole run; lines that are not records are listed in `problems`.",
@@ -416,6 +471,48 @@ const TOOLS: &[Tool] = &[
         },
     },
 ];
+
+fn list_handles(ctx: &Context<'_>, v: Value) -> Result<Value, ToolError> {
+    let _: RunInput = input("list_handles", v)?;
+    let handles: Vec<HandleSummary> = grants(ctx)
+        .iter()
+        .map(|h| HandleSummary {
+            token: h.token.clone(),
+            description: h.description.clone(),
+            has_schema: h.schema.is_some(),
+        })
+        .collect();
+    let tokens: Vec<&str> = handles.iter().map(|h| h.token.as_str()).collect();
+    record_handles(ctx, "list_handles", json!({}), &tokens, None);
+    let note = if ctx.grants.is_none() {
+        "no grants were given: bind no input to a handle".to_string()
+    } else {
+        "only these tokens may be bound as inputs; a handle is never inferred from a connector's or pattern's name"
+            .to_string()
+    };
+    output(Ok(HandleList { handles, note }))
+}
+
+fn describe_handle(ctx: &Context<'_>, v: Value) -> Result<Value, ToolError> {
+    let i: HandleInput = input("describe_handle", v)?;
+    let args = json!({"token": i.token});
+    match grants(ctx).iter().find(|h| h.token == i.token) {
+        Some(h) => {
+            record_handles(ctx, "describe_handle", args, &[h.token.as_str()], None);
+            output(Ok(h.clone()))
+        }
+        None => {
+            let known: Vec<&str> = grants(ctx).iter().map(|h| h.token.as_str()).collect();
+            let err = QueryError::NotFound(format!(
+                "no granted handle `{}` (granted: {})",
+                i.token,
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            ));
+            record_handles(ctx, "describe_handle", args, &[], Some(&err));
+            Err(ToolError::new(err.kind(), err.to_string()))
+        }
+    }
+}
 
 fn with_run(mut schema: Value) -> Value {
     if let Some(props) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {

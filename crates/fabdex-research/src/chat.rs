@@ -1,0 +1,368 @@
+//! An OpenAI Chat Completions client with tool calls (`POST
+//! {base}/chat/completions`), as OpenAI, vLLM, llama.cpp's server and
+//! Ollama's `/v1` speak it. What differs between them is tolerated here:
+//! `arguments` as a JSON string (OpenAI) or an object (some local servers),
+//! a missing tool-call `id` or `type`, a missing `usage`.
+//!
+//! 429, 5xx, timeouts and connection failures are retried with doubling
+//! backoff (a `Retry-After` in seconds is honoured up to the cap); every
+//! other failure is final. The API key is sent as a bearer token and never
+//! appears in a `Debug` print, an error or a file.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where the model is and how to reach it.
+#[derive(Clone)]
+pub struct Endpoint {
+    /// Base URL up to and including the API version, e.g. `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    pub model: String,
+    /// Read from the environment by the caller; never stored.
+    pub api_key: Option<String>,
+    /// Per HTTP attempt.
+    pub timeout: Duration,
+    /// Attempts per turn for retryable failures.
+    pub attempts: u32,
+    /// First backoff; doubled after each failed attempt.
+    pub backoff: Duration,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl Endpoint {
+    pub fn new(base_url: &str, model: &str) -> Endpoint {
+        Endpoint {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            model: model.to_string(),
+            api_key: None,
+            timeout: Duration::from_secs(120),
+            attempts: 3,
+            backoff: Duration::from_millis(500),
+        }
+    }
+}
+
+/// One chat message, in the protocol's shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: String,
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl Message {
+    pub fn system(text: impl Into<String>) -> Message {
+        Message { role: "system".into(), content: Some(text.into()), tool_calls: vec![], tool_call_id: None }
+    }
+    pub fn user(text: impl Into<String>) -> Message {
+        Message { role: "user".into(), content: Some(text.into()), tool_calls: vec![], tool_call_id: None }
+    }
+    pub fn tool(id: &str, text: impl Into<String>) -> Message {
+        Message { role: "tool".into(), content: Some(text.into()), tool_calls: vec![], tool_call_id: Some(id.into()) }
+    }
+    /// Chars of text this message carries (content and tool-call arguments).
+    pub fn chars(&self) -> u64 {
+        let content = self.content.as_deref().map_or(0, |c| c.chars().count());
+        let calls: usize = self.tool_calls.iter().map(|c| c.function.name.len() + c.function.arguments.len()).sum();
+        (content + calls) as u64
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    #[serde(default)]
+    pub id: String,
+    #[serde(rename = "type", default = "function_type")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+fn function_type() -> String {
+    "function".into()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    pub name: String,
+    /// The arguments as JSON text (an object some servers send is re-encoded).
+    #[serde(deserialize_with = "arguments_text", default)]
+    pub arguments: String,
+}
+
+fn arguments_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => s,
+        Value::Null => String::new(),
+        other => other.to_string(),
+    })
+}
+
+/// The request body.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatRequest<'a> {
+    pub model: &'a str,
+    pub messages: &'a [Message],
+    #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+    pub tools: &'a [Value],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'a str>,
+    pub temperature: f32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct ChatResponse {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Choice {
+    message: Message,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+struct Usage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+}
+
+/// A model's answer to one turn.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub message: Message,
+    pub finish: String,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub attempts: u32,
+    pub wall: Duration,
+}
+
+/// Why a turn got no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatError {
+    /// `unreachable`, `timeout`, `http-<status>` or `malformed`.
+    pub kind: String,
+    pub message: String,
+    pub attempts: u32,
+    pub wall: Duration,
+}
+
+impl std::fmt::Display for ChatError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (after {} attempt{})", self.message, self.attempts, if self.attempts == 1 { "" } else { "s" })
+    }
+}
+
+struct Failure {
+    kind: String,
+    message: String,
+    retry: bool,
+    retry_after: Option<Duration>,
+}
+
+/// The longest wait a `Retry-After` may ask for.
+const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
+
+/// A client of one endpoint.
+pub struct Client {
+    endpoint: Endpoint,
+    http: reqwest::blocking::Client,
+}
+
+impl Client {
+    pub fn new(endpoint: Endpoint) -> anyhow::Result<Client> {
+        let base = &endpoint.base_url;
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            anyhow::bail!("model base URL `{base}` must start with http:// or https://");
+        }
+        // One crypto provider for rustls, installed once per process.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::blocking::Client::builder()
+            .timeout(endpoint.timeout)
+            .connect_timeout(endpoint.timeout.min(Duration::from_secs(10)))
+            .user_agent(concat!("fabdex/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Client { endpoint, http })
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// One turn: retried while the failure is retryable and attempts remain.
+    pub fn complete(&self, messages: &[Message], tools: &[Value]) -> Result<Reply, ChatError> {
+        self.complete_within(messages, tools, self.endpoint.timeout)
+    }
+
+    /// One turn that ends within `limit` (each attempt's timeout is the
+    /// endpoint's, or what is left of `limit` if less).
+    pub fn complete_within(&self, messages: &[Message], tools: &[Value], limit: Duration) -> Result<Reply, ChatError> {
+        let started = Instant::now();
+        let body = ChatRequest {
+            model: &self.endpoint.model,
+            messages,
+            tools,
+            tool_choice: (!tools.is_empty()).then_some("auto"),
+            temperature: 0.0,
+        };
+        let mut backoff = self.endpoint.backoff;
+        let attempts = self.endpoint.attempts.max(1);
+        for attempt in 1..=attempts {
+            let left = limit.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                return Err(ChatError {
+                    kind: "timeout".into(),
+                    message: format!("no answer within the {} ms left of the time budget", limit.as_millis()),
+                    attempts: attempt - 1,
+                    wall: started.elapsed(),
+                });
+            }
+            match self.attempt(&body, self.endpoint.timeout.min(left)) {
+                Ok((response, finish)) => {
+                    let usage = response.usage.unwrap_or_default();
+                    let mut message = response.choices.into_iter().next().expect("checked in attempt").message;
+                    for (i, call) in message.tool_calls.iter_mut().enumerate() {
+                        if call.id.is_empty() {
+                            call.id = format!("call_{attempt}_{i}");
+                        }
+                    }
+                    return Ok(Reply {
+                        message,
+                        finish,
+                        tokens_in: usage.prompt_tokens,
+                        tokens_out: usage.completion_tokens,
+                        attempts: attempt,
+                        wall: started.elapsed(),
+                    });
+                }
+                Err(f) if f.retry && attempt < attempts => {
+                    let wait = f.retry_after.map_or(backoff, |d| d.min(RETRY_AFTER_CAP));
+                    std::thread::sleep(wait.min(limit.saturating_sub(started.elapsed())));
+                    backoff *= 2;
+                }
+                Err(f) => {
+                    return Err(ChatError {
+                        kind: f.kind,
+                        message: f.message,
+                        attempts: attempt,
+                        wall: started.elapsed(),
+                    });
+                }
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    fn attempt(&self, body: &ChatRequest<'_>, timeout: Duration) -> Result<(ChatResponse, String), Failure> {
+        let url = format!("{}/chat/completions", self.endpoint.base_url);
+        let mut request = self.http.post(&url).timeout(timeout).json(body);
+        if let Some(key) = &self.endpoint.api_key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().map_err(|e| {
+            let (kind, message) = if e.is_timeout() {
+                ("timeout", format!("{url}: no answer within {} ms", timeout.as_millis()))
+            } else {
+                ("unreachable", format!("{url}: cannot connect: {}", root_cause(&e)))
+            };
+            Failure { kind: kind.into(), message, retry: true, retry_after: None }
+        })?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let text = response.text().map_err(|e| Failure {
+            kind: if e.is_timeout() { "timeout" } else { "unreachable" }.into(),
+            message: format!("{url}: the answer was cut off: {}", root_cause(&e)),
+            retry: true,
+            retry_after: None,
+        })?;
+        if status != 200 {
+            let excerpt: String = text.chars().take(300).collect();
+            return Err(Failure {
+                kind: format!("http-{status}"),
+                message: format!("{url}: HTTP {status}: {excerpt}"),
+                retry: status == 429 || (500..=599).contains(&status),
+                retry_after,
+            });
+        }
+        let response: ChatResponse = serde_json::from_str(&text).map_err(|e| Failure {
+            kind: "malformed".into(),
+            message: format!("{url}: the answer is not a chat completion: {e}"),
+            retry: false,
+            retry_after: None,
+        })?;
+        let Some(choice) = response.choices.first() else {
+            return Err(Failure {
+                kind: "malformed".into(),
+                message: format!("{url}: the answer has no choices"),
+                retry: false,
+                retry_after: None,
+            });
+        };
+        let finish = choice.finish_reason.clone().unwrap_or_else(|| "stop".into());
+        Ok((response, finish))
+    }
+}
+
+fn root_cause(e: &dyn std::error::Error) -> String {
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_call_arguments_are_text_whether_sent_as_a_string_or_an_object() {
+        let openai: ToolCall = serde_json::from_value(serde_json::json!(
+            {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{\"address\":\"doc:a\"}"}}
+        ))
+        .unwrap();
+        let local: ToolCall = serde_json::from_value(serde_json::json!(
+            {"function": {"name": "read", "arguments": {"address": "doc:a"}}}
+        ))
+        .unwrap();
+        assert_eq!(openai.function.arguments, local.function.arguments);
+        assert_eq!(local.kind, "function");
+        assert_eq!(local.id, "");
+    }
+
+    #[test]
+    fn the_key_never_shows_in_a_debug_print() {
+        let mut e = Endpoint::new("http://127.0.0.1:1/v1/", "m");
+        e.api_key = Some("sk-secret-value".into());
+        let shown = format!("{e:?}");
+        assert!(!shown.contains("sk-secret-value") && shown.contains("<set>"), "{shown}");
+        assert_eq!(e.base_url, "http://127.0.0.1:1/v1");
+    }
+}

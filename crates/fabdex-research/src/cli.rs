@@ -1,0 +1,142 @@
+//! `fabdex research`: the command's logic (the binary only parses flags).
+//! Resolves the endpoint (flags over the `[research]` table of the config,
+//! the key from the environment), or starts the scripted model for
+//! `--scripted FILE`, runs one research call and renders its outcome.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use fabdex_ledger::{Policy, RunStore};
+use fabdex_query::{Engine, QueryError};
+
+use crate::{Budgets, Client, Grants, Outcome, Request, Service, Settings};
+
+/// The command's arguments, as the binary parsed them.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    pub task: String,
+    pub grants: Option<PathBuf>,
+    pub pattern_refs: Vec<String>,
+    pub prior: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    /// Play this script on a loopback scripted model instead of calling an endpoint.
+    pub scripted: Option<PathBuf>,
+    /// The config whose `[research]` table gives defaults (default `./fabdex.toml` when present).
+    pub config: Option<PathBuf>,
+    pub turns: Option<u32>,
+    pub tool_calls: Option<u32>,
+    pub read_chars: Option<u64>,
+    pub total_chars: Option<u64>,
+    pub seconds: Option<u64>,
+}
+
+impl Invocation {
+    fn budgets(&self) -> Budgets {
+        let d = Budgets::DEFAULT;
+        Budgets {
+            turns: self.turns.unwrap_or(d.turns),
+            tool_calls: self.tool_calls.unwrap_or(d.tool_calls),
+            read_chars: self.read_chars.unwrap_or(d.read_chars),
+            total_chars: self.total_chars.unwrap_or(d.total_chars),
+            seconds: self.seconds.unwrap_or(d.seconds),
+        }
+    }
+}
+
+/// The `[research]` table of a config file.
+pub fn settings(config: Option<&Path>) -> Result<Settings> {
+    let default = PathBuf::from("fabdex.toml");
+    let path = match config {
+        Some(p) => p.to_path_buf(),
+        None if default.exists() => default,
+        None => return Ok(Settings::default()),
+    };
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read config `{}`", path.display()))?;
+    let table: toml::Table =
+        toml::from_str(&text).with_context(|| format!("config `{}` is not valid TOML", path.display()))?;
+    let research = match table.get("research") {
+        None => None,
+        Some(toml::Value::Table(t)) => Some(t),
+        Some(_) => anyhow::bail!("config `{}`: `research` must be a table", path.display()),
+    };
+    Settings::from_table(research, &path)
+}
+
+/// Run `fabdex research`.
+pub fn invoke(engine: &Engine, store: RunStore, policy: Option<Policy>, inv: &Invocation) -> Result<Outcome> {
+    let grants = match &inv.grants {
+        Some(path) => Grants::load(path).map_err(|e| QueryError::InvalidArgument(format!("{e:#}")))?,
+        None => Grants::none(),
+    };
+    let mut request = Request::new(inv.task.clone());
+    request.grants = grants;
+    request.pattern_refs = inv.pattern_refs.clone();
+    request.prior = inv.prior.clone();
+    request.budgets = inv.budgets();
+    // Kept alive for the call: the scripted model stops when dropped.
+    let mut _scripted = None;
+    let (endpoint, label) = match &inv.scripted {
+        Some(script) => {
+            let server = fabdex_scripted::ScriptedServer::start(fabdex_scripted::Script::load(script)?)?;
+            let mut endpoint = crate::Endpoint::new(&server.base_url, inv.model.as_deref().unwrap_or("scripted"));
+            endpoint.attempts = 1;
+            _scripted = Some(server);
+            (endpoint, format!("scripted: {} (no model endpoint; recorded turns)", script.display()))
+        }
+        None => {
+            let settings = settings(inv.config.as_deref())?;
+            let endpoint = settings
+                .endpoint(inv.base_url.as_deref(), inv.model.as_deref(), inv.api_key_env.as_deref())
+                .map_err(|e| QueryError::InvalidArgument(format!("{e:#}")))?;
+            let label = endpoint.model.clone();
+            (endpoint, label)
+        }
+    };
+    let svc = Service { engine, store, policy, client: Client::new(endpoint)?, model_label: label };
+    crate::research(&svc, &request)
+}
+
+/// The outcome as text for a person.
+pub fn render(o: &Outcome) -> String {
+    let k = &o.kit;
+    let mut out = format!("research {}: kit {} ({})\n  model: {}\n", o.run, label(&o.status), o.stopped, o.model.label);
+    let s = &o.spent;
+    out.push_str(&format!(
+        "  spent: {} turns ({} repair), {} tool calls ({} refused), {} chars of results, {} tokens in / {} out, {} ms ({} ms model, {} ms tools)\n",
+        s.turns, s.repair_turns, s.tool_calls, s.refused_calls, s.chars, s.tokens_in, s.tokens_out, s.wall_ms, s.model_ms, s.tools_ms
+    ));
+    if let Some(p) = &o.prior {
+        out.push_str(&format!("  prior: {}\n", p.note));
+    }
+    out.push_str(&format!("  recommendation: {} — {}\n", label(&k.recommendation.kind), k.recommendation.rationale));
+    for p in &k.patterns {
+        let entry = p.record.as_ref().and_then(|r| r.get("entry")).and_then(|e| e.as_str()).unwrap_or("");
+        out.push_str(&format!("  pattern {} {entry}: {}\n", p.pattern_id, p.role));
+    }
+    for i in &k.inputs {
+        out.push_str(&format!("  input {} ← handle {}\n", i.name, i.token));
+    }
+    for (n, step) in k.steps.iter().enumerate() {
+        out.push_str(&format!("  {}. {} [{}]\n", n + 1, step.text, step.source_ids.join(", ")));
+    }
+    for r in &k.rules {
+        out.push_str(&format!("  rule: {} [{}]\n", r.rule, r.source_ids.join(", ")));
+    }
+    for m in &k.missing {
+        out.push_str(&format!("  missing {}: {}\n", m.kind, m.description.as_deref().unwrap_or(&m.resolution)));
+        if m.kind == "input" {
+            out.push_str(&format!("    `{}` ({}) of {}: {}\n", m.argument, m.ty, m.pattern_id, m.resolution));
+        }
+    }
+    for p in &o.problems {
+        out.push_str(&format!("  [{}] {}: {}\n", p.rule, p.pointer, p.message));
+    }
+    out.push_str(&format!("  {} sources cited; exposure: {}\n", k.sources.len(), k.exposure.join(", ")));
+    out
+}
+
+fn label<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
