@@ -169,6 +169,18 @@ enum Command {
         /// Speak MCP on stdin/stdout.
         #[arg(long)]
         mcp: bool,
+        /// The `research` tool's model: an OpenAI-compatible base URL (default: the config's [research]).
+        #[arg(long, value_name = "URL")]
+        research_base_url: Option<String>,
+        /// The `research` tool's model name.
+        #[arg(long, value_name = "NAME")]
+        research_model: Option<String>,
+        /// The environment variable holding the `research` tool's API key (default OPENAI_API_KEY).
+        #[arg(long, value_name = "VAR")]
+        research_api_key_env: Option<String>,
+        /// The `research` tool plays this script on a loopback scripted model.
+        #[arg(long, value_name = "FILE", conflicts_with = "research_base_url")]
+        research_scripted: Option<PathBuf>,
         /// Largest request body accepted, in bytes.
         #[arg(long, default_value_t = 1024 * 1024)]
         max_body_bytes: usize,
@@ -564,7 +576,25 @@ fn run(cli: Cli) -> Result<()> {
             let report = fabdex_index::build(&config, &opts)?;
             if cli.json { print_json(&report) } else { print_report(&report) }
         }
-        Command::Serve { http, mcp, max_body_bytes, timeout, max_concurrency } => {
+        Command::Serve {
+            http,
+            mcp,
+            max_body_bytes,
+            timeout,
+            max_concurrency,
+            research_base_url,
+            research_model,
+            research_api_key_env,
+            research_scripted,
+        } => {
+            let (research, _scripted) = fabdex_research::cli::ModelChoice {
+                base_url: research_base_url,
+                model: research_model,
+                api_key_env: research_api_key_env,
+                scripted: research_scripted,
+                config: None,
+            }
+            .resolve()?;
             let opts = fabdex_serve::ServeOptions {
                 run: scope.run.clone(),
                 runs: Some(scope.runs.clone()),
@@ -575,6 +605,7 @@ fn run(cli: Cli) -> Result<()> {
                 timeout: std::time::Duration::from_secs(timeout.max(1)),
                 max_concurrency,
                 embeddings: scope.embeddings.clone(),
+                research,
             };
             if let Some(run) = &scope.run {
                 scope.store().ledger(run)?;
@@ -1075,6 +1106,13 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
                         format!("{} {}{state}", i.address, label(&i.kind))
                     })
                     .collect();
+                if let Some(turn) = &r.call.turn {
+                    println!("{:>4} {} {}", r.seq, r.time, turn.summary());
+                    if let Some(e) = &r.call.error {
+                        println!("       error: {e}");
+                    }
+                    continue;
+                }
                 println!("{:>4} {} {} {}", r.seq, r.time, r.call.tool, serde_json::to_string(&r.call.arguments)?);
                 for i in items {
                     println!("       {i}");

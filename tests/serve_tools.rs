@@ -44,6 +44,14 @@ fn request(server: &Server, method: &str, path: &str, body: &str, token: Option<
     (status, serde_json::from_str(&body[start..end]).unwrap_or(Value::Null))
 }
 
+/// The registry's tools, then `research`: what both serve shells list.
+fn served_names() -> Vec<String> {
+    let mut names: Vec<String> = fabdex_tools::names().into_iter().map(str::to_string).collect();
+    names.push("research".into());
+    assert_eq!(names, fabdex_serve::descriptors().into_iter().map(|d| d.name).collect::<Vec<_>>());
+    names
+}
+
 fn tool(server: &Server, name: &str, input: Value) -> (u16, Value) {
     request(server, "POST", &format!("/v1/tools/{name}"), &input.to_string(), None)
 }
@@ -58,7 +66,7 @@ fn every_tool_answers_over_http_and_errors_have_statuses() {
     let (status, tools) = request(&server, "GET", "/v1/tools", "", None);
     assert_eq!(status, 200);
     let names: Vec<&str> = tools["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, fabdex_tools::names());
+    assert_eq!(names, served_names());
     let (status, health) = request(&server, "GET", "/health", "", None);
     assert_eq!((status, health["snapshot"].as_str()), (200, Some(engine.snapshot_id())));
 
@@ -77,6 +85,7 @@ fn every_tool_answers_over_http_and_errors_have_statuses() {
         ("read_source", json!({"pattern_id": reader, "path": "mail/types.ts", "symbol": "MessageHeader", "run": run})),
         ("pattern_deps", json!({"id": reader, "run": run})),
         ("pattern_contract", json!({"id": reader, "run": run})),
+        ("list_handles", json!({"run": run})),
         ("ledger_exposure", json!({"run": run})),
         ("ledger_show", json!({"run": run})),
     ];
@@ -91,7 +100,11 @@ fn every_tool_answers_over_http_and_errors_have_statuses() {
     assert_eq!(answers["search_patterns"]["hits"][0]["fit"]["returns"][0]["field"], "messages");
     assert!(answers["pattern_contract"]["typescript"].as_str().unwrap().contains("type Argument"));
     let recorded = answers["ledger_show"]["records"].as_array().unwrap().len();
-    assert_eq!(recorded, 10, "every query call before it was recorded (ledger tools are not)");
+    assert_eq!(recorded, 11, "every query call before it was recorded (ledger tools are not)");
+    assert_eq!(answers["list_handles"]["handles"], json!([]), "a server has no grants");
+    let (status, body) = tool(&server, "describe_handle", json!({"token": "mailDb"}));
+    assert_eq!((status, body["error"]["kind"].as_str()), (404, Some("not-found")), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("no granted handle `mailDb` (granted: none)"));
     let read_item = &answers["ledger_show"]["records"][1]["items"][0];
     let citation = read_item["citation"].as_str().unwrap();
     let (status, cite) = tool(&server, "ledger_cite", json!({"citation": citation, "run": run}));
@@ -101,6 +114,7 @@ fn every_tool_answers_over_http_and_errors_have_statuses() {
     // Every registry tool was exercised.
     let mut exercised: Vec<&str> = answers.keys().copied().collect();
     exercised.push("ledger_cite");
+    exercised.push("describe_handle");
     exercised.sort();
     let mut all = fabdex_tools::names();
     all.sort();
@@ -124,6 +138,44 @@ fn every_tool_answers_over_http_and_errors_have_statuses() {
     assert_eq!(body["error"]["kind"], "too-large", "axum's own errors use the JSON envelope: {body}");
     let (status, body) = tool(&server, "ledger_show", json!({}));
     assert_eq!(status, 400, "no run: {body}");
+}
+
+#[test]
+fn research_is_a_tool_over_http_with_its_run_in_the_result() {
+    let ws = Workspace::with_corpus();
+    ws.build();
+    let root = common::project_root();
+    let script = fabdex_scripted::Script::load(&root.join("corpus/research/inbox-model.json")).unwrap();
+    let model = fabdex_scripted::ScriptedServer::start(script).unwrap();
+    let server = serve(&ws, None, &[]);
+    let (status, body) = tool(&server, "research", json!({"task": "give me a simple list view of my email inbox"}));
+    assert_eq!((status, body["error"]["kind"].as_str()), (400, Some("invalid-argument")), "{body}");
+    drop(server);
+
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fabdex"));
+    cmd.args(["--index", ws.index_dir().to_str().unwrap(), "--runs", ws.path("runs").to_str().unwrap()]).args([
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--research-base-url",
+        &model.base_url,
+    ]);
+    let server = Server::start(cmd);
+    let grants: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("corpus/research/mail-grant.json")).unwrap()).unwrap();
+    let input = json!({"task": "give me a simple list view of my email inbox", "grants": grants["handles"],
+                       "budgets": {"turns": 6}});
+    let (status, outcome) = tool(&server, "research", input);
+    assert_eq!(status, 200, "{outcome}");
+    assert_eq!(outcome["status"], "complete", "{outcome}");
+    assert_eq!(outcome["budgets"]["turns"], 6);
+    let run = outcome["run"].as_str().unwrap();
+    assert_eq!(outcome["kit"]["run"], run);
+    let ledger = fabdex_ledger::RunStore::new(ws.path("runs")).ledger(run).unwrap().read().unwrap();
+    assert!(ledger.records.iter().any(|r| r.call.kind == fabdex_ledger::RecordKind::ModelTurn));
+    let (status, body) = tool(&server, "research", json!({"task": "x", "budgets": {"turns": 0}}));
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("--budget-turns 0"), "{body}");
 }
 
 #[test]
@@ -183,7 +235,13 @@ fn an_official_mcp_client_lists_tools_and_calls_search_and_read() {
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["server"], "fabdex");
     let names: Vec<&str> = r["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-    assert_eq!(names, fabdex_tools::names());
+    assert_eq!(names, served_names());
+    assert_eq!(r["research_error"], true);
+    assert!(
+        r["research_text"].as_str().unwrap().contains("this server has no model endpoint"),
+        "{}",
+        r["research_text"]
+    );
     assert_eq!(r["has_output_schemas"], true);
     assert_eq!(r["search_error"], false);
     assert_eq!(r["search"]["hits"].as_array().unwrap().len(), 3);

@@ -41,6 +41,9 @@ async def main() -> None:
             missing = await session.call_tool("read", {"address": "doc:docs/nope.md"})
             out["missing_error"] = g(missing, "is_error", "isError")
             out["missing_text"] = missing.content[0].text
+            research = await session.call_tool("research", {"task": "a list of my emails"})
+            out["research_error"] = g(research, "is_error", "isError")
+            out["research_text"] = research.content[0].text
             ledger = await session.call_tool("ledger_show", {})
             out["ledger"] = g(ledger, "structured_content", "structuredContent")
     print(json.dumps(out))

@@ -118,6 +118,32 @@ pub struct TurnUsage {
     pub exposure: Vec<String>,
 }
 
+impl TurnUsage {
+    /// One line for `ledger show`.
+    pub fn summary(&self) -> String {
+        let calls: Vec<String> = self
+            .calls
+            .iter()
+            .map(|c| if c.outcome == "ok" { c.tool.clone() } else { format!("{} ({})", c.tool, c.outcome) })
+            .collect();
+        format!(
+            "model turn {} ({}) {}: {} tokens in, {} out, {} chars in, {} ms, {} attempt{}, finish {}; calls: {}; exposure: {}",
+            self.turn,
+            self.phase,
+            self.model,
+            self.tokens_in,
+            self.tokens_out,
+            self.chars_in,
+            self.wall_ms,
+            self.attempts,
+            if self.attempts == 1 { "" } else { "s" },
+            self.finish,
+            if calls.is_empty() { "none".to_string() } else { calls.join(", ") },
+            if self.exposure.is_empty() { "none".to_string() } else { self.exposure.join(", ") },
+        )
+    }
+}
+
 /// What a caller records; the ledger adds sequence number, run and time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NewRecord {

@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use fabdex_ledger::{Policy, RunStore};
 use fabdex_query::{Engine, QueryError};
 
+use crate::tool::Configured;
 use crate::{Budgets, Client, Grants, Outcome, Request, Service, Settings};
 
 /// The command's arguments, as the binary parsed them.
@@ -45,6 +46,42 @@ impl Invocation {
     }
 }
 
+const NO_ENDPOINT: &str = "no model endpoint: give --base-url URL (an OpenAI-compatible `/v1`), set `base_url` in the \
+     [research] table of fabdex.toml, or use --scripted FILE for the scripted model";
+
+/// Which model a command uses: flags over the config's `[research]` table.
+#[derive(Debug, Clone, Default)]
+pub struct ModelChoice {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub scripted: Option<PathBuf>,
+    pub config: Option<PathBuf>,
+}
+
+impl ModelChoice {
+    /// The endpoint, if one is named; for `scripted`, the running scripted
+    /// model too, which must be kept alive while the endpoint is used.
+    pub fn resolve(&self) -> Result<(Option<Configured>, Option<fabdex_scripted::ScriptedServer>)> {
+        if let Some(script) = &self.scripted {
+            let server = fabdex_scripted::ScriptedServer::start(fabdex_scripted::Script::load(script)?)?;
+            let mut endpoint = crate::Endpoint::new(&server.base_url, self.model.as_deref().unwrap_or("scripted"));
+            endpoint.attempts = 1;
+            let label = format!("scripted: {} (no model endpoint; recorded turns)", script.display());
+            return Ok((Some(Configured { endpoint, label }), Some(server)));
+        }
+        let settings = settings(self.config.as_deref())?;
+        if self.base_url.is_none() && settings.base_url.is_none() {
+            return Ok((None, None));
+        }
+        let endpoint = settings
+            .endpoint(self.base_url.as_deref(), self.model.as_deref(), self.api_key_env.as_deref())
+            .map_err(|e| QueryError::InvalidArgument(format!("{e:#}")))?;
+        let label = endpoint.model.clone();
+        Ok((Some(Configured { endpoint, label }), None))
+    }
+}
+
 /// The `[research]` table of a config file.
 pub fn settings(config: Option<&Path>) -> Result<Settings> {
     let default = PathBuf::from("fabdex.toml");
@@ -76,23 +113,16 @@ pub fn invoke(engine: &Engine, store: RunStore, policy: Option<Policy>, inv: &In
     request.prior = inv.prior.clone();
     request.budgets = inv.budgets();
     // Kept alive for the call: the scripted model stops when dropped.
-    let mut _scripted = None;
-    let (endpoint, label) = match &inv.scripted {
-        Some(script) => {
-            let server = fabdex_scripted::ScriptedServer::start(fabdex_scripted::Script::load(script)?)?;
-            let mut endpoint = crate::Endpoint::new(&server.base_url, inv.model.as_deref().unwrap_or("scripted"));
-            endpoint.attempts = 1;
-            _scripted = Some(server);
-            (endpoint, format!("scripted: {} (no model endpoint; recorded turns)", script.display()))
-        }
-        None => {
-            let settings = settings(inv.config.as_deref())?;
-            let endpoint = settings
-                .endpoint(inv.base_url.as_deref(), inv.model.as_deref(), inv.api_key_env.as_deref())
-                .map_err(|e| QueryError::InvalidArgument(format!("{e:#}")))?;
-            let label = endpoint.model.clone();
-            (endpoint, label)
-        }
+    let model = ModelChoice {
+        base_url: inv.base_url.clone(),
+        model: inv.model.clone(),
+        api_key_env: inv.api_key_env.clone(),
+        scripted: inv.scripted.clone(),
+        config: inv.config.clone(),
+    };
+    let (configured, _scripted) = model.resolve()?;
+    let Some(Configured { endpoint, label }) = configured else {
+        return Err(QueryError::InvalidArgument(NO_ENDPOINT.into()).into());
     };
     let svc = Service { engine, store, policy, client: Client::new(endpoint)?, model_label: label };
     crate::research(&svc, &request)

@@ -20,6 +20,7 @@ pub mod grants;
 pub mod prior;
 mod prompt;
 mod run;
+pub mod tool;
 pub mod toolset;
 
 use std::path::{Path, PathBuf};

@@ -59,6 +59,8 @@ pub struct ServeOptions {
     pub max_concurrency: usize,
     /// The embedding model folder, instead of the one the index recorded.
     pub embeddings: Option<PathBuf>,
+    /// The model endpoint the `research` tool uses; without one it says so.
+    pub research: Option<fabdex_research::tool::Configured>,
 }
 
 impl Default for ServeOptions {
@@ -73,8 +75,16 @@ impl Default for ServeOptions {
             timeout: Duration::from_secs(30),
             max_concurrency: 64,
             embeddings: None,
+            research: None,
         }
     }
+}
+
+/// Every tool this server answers: the registry's, then `research`.
+pub fn descriptors() -> Vec<fabdex_tools::Descriptor> {
+    let mut all = fabdex_tools::descriptors();
+    all.push(fabdex_research::tool::descriptor());
+    all
 }
 
 fn open_engine(index_dir: &Path, opts: &ServeOptions) -> Result<Engine, QueryError> {
@@ -123,6 +133,11 @@ impl AppState {
         let run = fabdex_tools::take_run(&mut input)?.or_else(|| self.opts.run.clone());
         let engine = self.engine().map_err(|e| ToolError::new(e.kind(), e.to_string()))?;
         let runs = self.opts.runs.clone().map(fabdex_ledger::RunStore::new);
+        if name == fabdex_research::tool::NAME {
+            // Research makes its own run; a server's run does not apply to it.
+            let policy = self.opts.policy.clone();
+            return fabdex_research::tool::call(&engine, runs, policy, self.opts.research.as_ref(), input);
+        }
         let mut session = fabdex_ledger::Session::new(&engine);
         session.consumer = self.opts.consumer.clone();
         session.policy = self.opts.policy.clone();
@@ -202,6 +217,22 @@ where
     let timeout = state.opts.timeout;
     let shared = state.clone();
     let task = tokio::task::spawn_blocking(move || call(&shared));
+    guarded_answer(task, timeout).await
+}
+
+/// A research call runs as long as its time budget allows, not the query timeout.
+pub(crate) fn timeout_for(opts: &ServeOptions, tool: &str) -> Duration {
+    if tool == fabdex_research::tool::NAME {
+        Duration::from_secs(fabdex_research::Budgets::MAX.seconds + 30)
+    } else {
+        opts.timeout
+    }
+}
+
+async fn guarded_answer(
+    task: tokio::task::JoinHandle<Result<serde_json::Value, ToolError>>,
+    timeout: Duration,
+) -> Response {
     match tokio::time::timeout(timeout, task).await {
         Err(_) => error_response(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -232,7 +263,7 @@ async fn list_tools(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
     if !authorized(&state, &headers) {
         return error_response(StatusCode::UNAUTHORIZED, "unauthorized", "missing or wrong bearer token");
     }
-    axum::Json(json!({"tools": fabdex_tools::descriptors()})).into_response()
+    axum::Json(json!({"tools": descriptors()})).into_response()
 }
 
 async fn call_tool(
@@ -249,7 +280,15 @@ async fn call_tool(
             Err(e) => return bad_request(&format!("{name}: request body is not valid JSON: {e}")),
         }
     };
-    guarded(state, &headers, move |s| s.call_tool(&name, input)).await
+    if !authorized(&state, &headers) {
+        return error_response(StatusCode::UNAUTHORIZED, "unauthorized", "missing or wrong bearer token");
+    }
+    let Ok(_slot) = state.slots.acquire().await else {
+        return error_response(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "server is shutting down");
+    };
+    let timeout = timeout_for(&state.opts, &name);
+    let shared = state.clone();
+    guarded_answer(tokio::task::spawn_blocking(move || shared.call_tool(&name, input)), timeout).await
 }
 
 fn to_value<T: serde::Serialize>(v: T) -> Result<serde_json::Value, QueryError> {

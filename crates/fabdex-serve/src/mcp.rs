@@ -49,7 +49,7 @@ impl ServerHandler for FabdexMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = fabdex_tools::descriptors()
+        let tools = crate::descriptors()
             .into_iter()
             .map(|d| {
                 let mut tool = Tool::new_with_raw(
@@ -75,7 +75,7 @@ impl ServerHandler for FabdexMcp {
         let state = self.state.clone();
         let name = request.name.to_string();
         let input = Value::Object(request.arguments.unwrap_or_default());
-        let timeout = state.opts.timeout;
+        let timeout = crate::timeout_for(&state.opts, &name);
         let task = tokio::task::spawn_blocking(move || state.call_tool(&name, input));
         let result = match tokio::time::timeout(timeout, task).await {
             Err(_) => Err(format!("timeout: the call took longer than {} ms", timeout.as_millis())),
