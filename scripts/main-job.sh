@@ -2,7 +2,10 @@
 # The main job on the bundled corpus: build fabdex, index corpus/ with the
 # bundled fabdex.toml, then answer a sample research question the way the
 # research agent would: search, open the best section, follow its neighbours,
-# and look up the contract of a component it would compose.
+# look up the contract of a component it would compose, and run the research
+# service on the inbox task (a scripted model unless an endpoint is named by
+# FABDEX_RESEARCH_BASE_URL, with FABDEX_RESEARCH_MODEL and the key in
+# OPENAI_API_KEY).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUESTION="${1:-how do I tell whether looking up another piece by hashtag found nothing}"
@@ -43,3 +46,23 @@ reader=$("$fabdex" inspect mail/mail-reader.tsx --json | grep -m1 '"patternId"' 
 echo
 echo "== fabdex read pattern:$reader/mail/types.ts#MessageHeader"
 "$fabdex" read "pattern:$reader/mail/types.ts#MessageHeader"
+
+echo
+GRANTS=corpus/research/mail-grant.json
+if [ -n "${FABDEX_RESEARCH_BASE_URL:-}" ]; then
+  echo "== fabdex research \"$TASK\" --grants $GRANTS   (model endpoint $FABDEX_RESEARCH_BASE_URL)"
+  model=(--base-url "$FABDEX_RESEARCH_BASE_URL" ${FABDEX_RESEARCH_MODEL:+--model "$FABDEX_RESEARCH_MODEL"})
+else
+  echo "== fabdex research \"$TASK\" --grants $GRANTS --scripted corpus/research/inbox-model.json"
+  echo "   No model endpoint is configured, so a SCRIPTED model on loopback plays recorded turns."
+  echo "   Set FABDEX_RESEARCH_BASE_URL to an OpenAI-compatible /v1 (llama.cpp, vLLM, Ollama, OpenAI) for a real one."
+  model=(--scripted corpus/research/inbox-model.json)
+fi
+# A real model may end incomplete (the outcome says why); the scripted one must not.
+"$fabdex" research "$TASK" --grants "$GRANTS" "${model[@]}" | tee /tmp/fabdex-research.txt || [ -n "${FABDEX_RESEARCH_BASE_URL:-}" ]
+run=$(head -1 /tmp/fabdex-research.txt | sed -E 's/^research ([^:]+):.*/\1/')
+echo
+echo "== fabdex ledger show $run   (model turns apart from tool calls)"
+"$fabdex" ledger show "$run"
+echo
+echo "   the outcome (admitted kit, admission report, usage): .fabdex/runs/$run/research.json; the kit alone: kit.json"
