@@ -426,6 +426,9 @@ enum SearchWhat {
         /// Only patterns that depend on this pattern id or alias.
         #[arg(long)]
         depends_on: Option<String>,
+        /// Only programs of this tier (exemplar, demo, fixture, legacy, … or `none`); a tier asked for is not ranked down.
+        #[arg(long)]
+        tier: Option<String>,
         /// A handle you can pass in: TOKEN:TYPE (repeatable); fit says which required inputs it binds.
         #[arg(long)]
         have: Vec<String>,
@@ -776,7 +779,8 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Search {
-            what: SearchWhat::Patterns { text, tags, accepts, returns, kind, min_quality, depends_on, have, limit },
+            what:
+                SearchWhat::Patterns { text, tags, accepts, returns, kind, min_quality, depends_on, tier, have, limit },
         } => {
             let parse_specs = |specs: &[String], what: &str| {
                 specs.iter().map(|s| FieldSpec::parse(s, what)).collect::<Result<Vec<_>, _>>()
@@ -806,7 +810,7 @@ fn run(cli: Cli) -> Result<()> {
                 depends_on,
                 have: parse_specs(&have, "--have")?,
                 limit,
-                tier: None,
+                tier,
             };
             let engine = scope.engine()?;
             let result = scope.session(&engine)?.search_patterns(&query)?;
@@ -1386,8 +1390,10 @@ fn eval_docs(
 fn print_pattern_hits(result: &fabdex_query::PatternSearch) {
     println!("{} of {} matching patterns (terms: {})", result.hits.len(), result.matched, result.terms.join(" "));
     for hit in &result.hits {
-        let meta: Vec<&str> =
-            [hit.kind.map(|k| k.as_str()), hit.quality.map(|q| q.as_str())].into_iter().flatten().collect();
+        let meta: Vec<&str> = [hit.kind.map(|k| k.as_str()), hit.quality.map(|q| q.as_str()), hit.tier.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
         println!(
             "\n{:>2}. {}  [{:.2}] fit: {} · identity {} · {}{}",
             hit.rank,

@@ -63,7 +63,11 @@ fn the_inbox_task_ranks_the_inbox_above_look_alikes_and_names_the_database() {
     let result = search(&engine, "email messages");
     let signature = rank_of(&result, "Email signature");
     assert!(rank_of(&result, "mail/inbox.tsx") < signature, "{signature}");
-    assert!(rank_of(&result, "mail/mail-reader.tsx") < signature);
+    assert!(
+        rank_of(&result, "mail/mail-reader.tsx") < signature,
+        "{:#?}",
+        result.hits.iter().map(|h| (&h.entry, h.score, &h.why)).collect::<Vec<_>>()
+    );
     let sig_hit = result.hits.iter().find(|h| h.rank == signature).unwrap();
     assert_eq!(sig_hit.fit.verdict, "textual", "only its prose matched");
     assert!(!sig_hit.has_source);

@@ -82,6 +82,9 @@ pub struct IndexReport {
     /// The sentence-embedding model and what it encoded, when the build used one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embeddings: Option<EmbeddingsReport>,
+    /// Descriptions, keywords and tiers attached to programs, per source.
+    #[serde(default)]
+    pub profiles: crate::profiles::ProfileReport,
 }
 
 /// What the embedding phase of a build did.
@@ -570,7 +573,16 @@ fn write_snapshot(
     // Parsed once, shared by every program's contract.
     let declarations: Vec<fabdex_ts::Parsed> =
         commonfabric_types.map(|text| vec![fabdex_ts::parse("commonfabric/index.ts", text)]).unwrap_or_default();
-    let (patterns, duplicates) = crate::patterns::assemble(config, ts_files, published, &declarations);
+    let (mut patterns, duplicates) = crate::patterns::assemble(config, ts_files, published, &declarations);
+    // What describes each program: the Markdown about it, its own text, its tier.
+    let md_texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
+    crate::profiles::attach_docs(docs, &md_texts, &mut patterns);
+    let sources: HashMap<(&str, &str), &str> = ts_files
+        .iter()
+        .map(|f| ((config.roots[f.candidate.root].name.as_str(), f.candidate.path.as_str()), f.text.as_str()))
+        .collect();
+    crate::profiles::attach_own_text(&sources, &mut patterns);
+    let profile_report = crate::profiles::report(&patterns);
     let skipped: Vec<Skipped> = skipped.iter().cloned().chain(duplicates).collect();
     let skipped = &skipped[..];
     let patterns_json = serde_json::to_vec(&patterns)?;
@@ -726,6 +738,7 @@ fn write_snapshot(
         elapsed_ms: started.elapsed().as_millis() as u64,
         phases_ms: phases.clone(),
         embeddings: embeddings_report,
+        profiles: profile_report,
     };
     fs::write(staging.join("report.json"), serde_json::to_vec_pretty(&report)?)?;
     // The manifest is written last: a staging directory without one is incomplete.

@@ -248,6 +248,7 @@ pub(crate) fn assemble(
             has_source: true,
             published: None,
             dependents: vec![],
+            profile: Default::default(),
         });
     }
     for (root_index, set) in published {
@@ -411,6 +412,7 @@ fn published_row(
         agreement,
         scanned_dependencies: scanned,
         dependents: vec![],
+        profile: Default::default(),
     }
 }
 

@@ -26,7 +26,7 @@ pub const FORMAT_VERSION: u32 = 2;
 
 /// Version of the search-index fields and analysis; part of the snapshot id,
 /// and a reader refuses a snapshot built with another.
-pub const SEARCH_VERSION: u32 = 6;
+pub const SEARCH_VERSION: u32 = 7;
 
 /// Paths inside an index directory.
 #[derive(Debug, Clone)]

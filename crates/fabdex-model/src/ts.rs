@@ -272,6 +272,105 @@ pub struct ProgramRow {
     /// Indexed programs that depend on this one.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub dependents: Vec<String>,
+    /// What describes the program beyond its contract: the library's
+    /// Markdown about it, the text it shows and names it gives, and its
+    /// standing, each with where it came from.
+    #[serde(skip_serializing_if = "ProgramProfile::is_empty", default)]
+    pub profile: ProgramProfile,
+}
+
+/// What describes a program, gathered at build time (`fabdex-index`'s
+/// `profiles`): searched by pattern search, shown by `inspect`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ProgramProfile {
+    /// Markdown that documents the program: catalog sections naming its
+    /// entry, a README beside it, sections that link to its files.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub docs: Vec<DocNote>,
+    /// What the program says about itself in its source.
+    #[serde(skip_serializing_if = "OwnText::is_empty", default)]
+    pub own: OwnText,
+    /// Its standing in the library, when a catalog or its path gives one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tier: Option<TierNote>,
+}
+
+impl ProgramProfile {
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty() && self.own.is_empty() && self.tier.is_none()
+    }
+}
+
+/// How a Markdown passage came to describe a program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DocRole {
+    /// A section whose heading (or first line) names the program's entry path.
+    Catalog,
+    /// A `README.md` in the folder of the program's entry.
+    Readme,
+    /// A section with a link to one of the program's files.
+    Link,
+}
+
+impl DocRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DocRole::Catalog => "catalog",
+            DocRole::Readme => "readme",
+            DocRole::Link => "link",
+        }
+    }
+}
+
+/// One Markdown passage about a program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DocNote {
+    pub role: DocRole,
+    /// The section it came from (`doc:<root>/<path>#<anchor>`): reopens with `open`.
+    pub address: String,
+    /// The section's heading (for a link, with the line that links).
+    pub heading: String,
+    /// The prose that describes the program (bounded).
+    pub text: String,
+    /// Words listed on a `Keywords:` (or `Tags:`) line.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub keywords: Vec<String>,
+}
+
+/// What a program says about itself: read from its files' text at build time.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct OwnText {
+    /// The entry's module comment (the first doc comment of the file).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub module_doc: Option<String>,
+    /// `[NAME]` values (string and template literals, placeholders dropped).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub names: Vec<String>,
+    /// Text a user sees in the entry's JSX: headings, labels, button text,
+    /// placeholders, `title=`.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub ui: Vec<String>,
+    /// Handler and action names, and `#hashtags` written in the source.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub actions: Vec<String>,
+}
+
+impl OwnText {
+    pub fn is_empty(&self) -> bool {
+        self.module_doc.is_none() && self.names.is_empty() && self.ui.is_empty() && self.actions.is_empty()
+    }
+}
+
+/// A program's standing in its library.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TierNote {
+    /// The tier as the source names it, lowercased (`exemplar`, `demo`, `fixture`, `legacy`, …).
+    pub tier: String,
+    /// Where it came from: the catalog section (`doc:…#…`), or `path:<entry>` for a test or fixture folder.
+    pub source: String,
+    /// What was matched: the listed path (`google/`, `form-demo.tsx`) or the path segment.
+    pub matched: String,
 }
 
 impl ProgramRow {

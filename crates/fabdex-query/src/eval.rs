@@ -147,26 +147,35 @@ pub struct PatternEvalReport {
     pub depth: usize,
     pub success_at_1: f64,
     pub success_at_5: f64,
+    /// Mean reciprocal rank over the whole depth, and counting only ranks 1 to 5.
     pub mrr: f64,
+    #[serde(default)]
+    pub mrr_at_5: f64,
     pub per_task: Vec<TaskResult>,
 }
 
 impl Engine {
     /// Pattern search against tasks: success@1, success@5 and MRR (over the top [`Limits::SEARCH_MAX_LIMIT`]).
     pub fn eval_patterns(&self, tasks: &[PatternTask]) -> Result<PatternEvalReport, QueryError> {
+        self.eval_patterns_with(tasks, &crate::PatternLevers::default())
+    }
+
+    /// [`Engine::eval_patterns`] with some ranking levers off (for ablation).
+    pub fn eval_patterns_with(
+        &self,
+        tasks: &[PatternTask],
+        levers: &crate::PatternLevers,
+    ) -> Result<PatternEvalReport, QueryError> {
         let depth = fabdex_model::Limits::SEARCH_MAX_LIMIT;
         let n = tasks.len().max(1) as f64;
-        let (mut s1, mut s5, mut mrr) = (0.0, 0.0, 0.0);
+        let (mut s1, mut s5, mut mrr, mut mrr5) = (0.0, 0.0, 0.0, 0.0);
         let mut per_task = Vec::with_capacity(tasks.len());
         for t in tasks {
             if t.expect.is_empty() {
                 return Err(QueryError::InvalidArgument(format!("task `{}` expects no pattern", t.task)));
             }
-            let result = self.search_patterns(&crate::PatternQuery {
-                text: t.task.clone(),
-                limit: Some(depth),
-                ..Default::default()
-            })?;
+            let query = crate::PatternQuery { text: t.task.clone(), limit: Some(depth), ..Default::default() };
+            let result = self.search_patterns_with(&query, levers)?;
             let names = |pattern_id: &str| -> Vec<String> {
                 let program = self.snap.patterns.programs.iter().find(|p| p.pattern_id == pattern_id);
                 let mut names = vec![pattern_id.to_string()];
@@ -181,6 +190,7 @@ impl Engine {
             s1 += f64::from(u8::from(rank == Some(1)));
             s5 += f64::from(u8::from(rank.is_some_and(|r| r <= 5)));
             mrr += rank.map_or(0.0, |r| 1.0 / r as f64);
+            mrr5 += rank.filter(|r| *r <= 5).map_or(0.0, |r| 1.0 / r as f64);
             per_task.push(TaskResult {
                 task: t.task.clone(),
                 best_rank: rank,
@@ -194,6 +204,7 @@ impl Engine {
             success_at_1: s1 / n,
             success_at_5: s5 / n,
             mrr: mrr / n,
+            mrr_at_5: mrr5 / n,
             per_task,
         })
     }

@@ -30,7 +30,8 @@ pub use eval::{EvalReport, ExpectedSection, PatternEvalReport, PatternTask, Qrel
 pub use navigate::{Outline, OutlineRow, Related, RelatedLink, SectionRef};
 pub use pattern_read::{DepNode, DepTree, FileListing, PatternFileRow};
 pub use pattern_search::{
-    FieldMatch, FieldSpec, Fit, InputFit, PatternHit, PatternQuery, PatternSearch, required_inputs, schema_properties,
+    FieldMatch, FieldSpec, Fit, InputFit, PatternHit, PatternLevers, PatternQuery, PatternSearch, required_inputs,
+    schema_properties,
 };
 pub use patterns::{DeclaredSchemas, FileDiagnostic, Inspection};
 

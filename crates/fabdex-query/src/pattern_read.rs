@@ -417,7 +417,7 @@ impl Engine {
                 let matched: BTreeSet<&str> = h
                     .why
                     .iter()
-                    .filter_map(|w| w.split_once(": ").map(|(_, t)| t))
+                    .filter_map(|w| w.rsplit_once(": ").map(|(_, t)| t))
                     .flat_map(|t| t.split(", "))
                     .filter(|t| result.terms.iter().any(|q| q == t))
                     .collect();

@@ -10,10 +10,11 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use fabdex_index::search_schema::terms;
+use fabdex_index::profiles::tier_factor;
+use fabdex_index::search_schema::{for_each_term, terms};
 use fabdex_model::Limits;
 use fabdex_model::registry::{PatternKind, Quality};
-use fabdex_model::ts::ProgramRow;
+use fabdex_model::ts::{DocRole, ProgramRow};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -22,15 +23,45 @@ use crate::{Engine, QueryError};
 
 /// The searchable fields of a program and their weights.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Field {
+pub(crate) enum Field {
+    /// The entry's file and folder names, split into words.
     Name,
+    /// JSDoc of the pattern or its result type (a record's own description).
     Description,
     Tags,
     Result,
     Argument,
+    /// Catalog sections that name the entry: heading and prose.
+    Catalog,
+    /// Keywords listed by the catalog or README.
+    Keywords,
+    /// A README beside the entry.
+    Readme,
+    /// Lines of other docs that link to the entry.
+    Links,
+    /// The entry's module comment.
+    ModuleDoc,
+    /// `[NAME]` and the text a user sees in the JSX.
+    Ui,
+    /// Handler and action names.
+    Actions,
 }
 
-const FIELDS: [Field; 5] = [Field::Name, Field::Description, Field::Tags, Field::Result, Field::Argument];
+pub(crate) const FIELDS: [Field; 12] = [
+    Field::Name,
+    Field::Description,
+    Field::Tags,
+    Field::Result,
+    Field::Argument,
+    Field::Catalog,
+    Field::Keywords,
+    Field::Readme,
+    Field::Links,
+    Field::ModuleDoc,
+    Field::Ui,
+    Field::Actions,
+];
+const N_FIELDS: usize = FIELDS.len();
 
 impl Field {
     fn weight(self) -> f64 {
@@ -40,6 +71,13 @@ impl Field {
             Field::Tags => 1.5,
             Field::Result => 2.0,
             Field::Argument => 1.0,
+            Field::Catalog => 1.5,
+            Field::Keywords => 2.0,
+            Field::Readme => 0.8,
+            Field::Links => 0.6,
+            Field::ModuleDoc => 1.0,
+            Field::Ui => 1.0,
+            Field::Actions => 0.8,
         }
     }
     fn label(self) -> &'static str {
@@ -49,15 +87,54 @@ impl Field {
             Field::Tags => "tags",
             Field::Result => "result contract",
             Field::Argument => "argument contract",
+            Field::Catalog => "catalog",
+            Field::Keywords => "keywords",
+            Field::Readme => "readme",
+            Field::Links => "linked from",
+            Field::ModuleDoc => "module doc",
+            Field::Ui => "ui text",
+            Field::Actions => "actions",
         }
+    }
+    /// Which lever of [`PatternLevers`] the field belongs to.
+    fn enabled(self, l: &PatternLevers) -> bool {
+        match self {
+            Field::Catalog | Field::Keywords => l.catalog,
+            Field::Readme => l.readme,
+            Field::Links => l.links,
+            Field::ModuleDoc | Field::Ui | Field::Actions => l.own_text,
+            _ => true,
+        }
+    }
+}
+
+/// The parts of pattern ranking that can be switched off, to measure each
+/// (`examples/pattern_ablation.rs`). Everything is on by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PatternLevers {
+    /// Catalog sections and their keywords.
+    pub catalog: bool,
+    pub readme: bool,
+    pub links: bool,
+    /// Module comment, `[NAME]`, UI text, action names.
+    pub own_text: bool,
+    /// Fixtures and legacy programs rank below the rest.
+    pub tiers: bool,
+    /// BM25F (one saturation over the weighted fields) instead of a sum of per-field BM25.
+    pub bm25f: bool,
+}
+
+impl Default for PatternLevers {
+    fn default() -> Self {
+        PatternLevers { catalog: true, readme: true, links: true, own_text: true, tiers: true, bm25f: true }
     }
 }
 
 /// Terms of one program, per field.
 #[derive(Debug, Default)]
 pub(crate) struct PatternDoc {
-    fields: [HashMap<String, u32>; 5],
-    lens: [u32; 5],
+    fields: [HashMap<String, u32>; N_FIELDS],
+    lens: [u32; N_FIELDS],
 }
 
 /// The in-memory pattern index: built once when the snapshot is opened.
@@ -66,7 +143,38 @@ pub(crate) struct PatternIndex {
     docs: Vec<PatternDoc>,
     /// Documents containing a term, in any field.
     df: HashMap<String, u32>,
-    avg_len: [f64; 5],
+    avg_len: [f64; N_FIELDS],
+}
+
+/// The text of each field of a program, in [`FIELDS`] order.
+pub(crate) fn field_texts(p: &ProgramRow) -> [String; N_FIELDS] {
+    let (arg, res, _) = effective_schemas(p);
+    let name = p.entry.rsplit('/').next().unwrap_or(&p.entry).split('.').next().unwrap_or("");
+    let prof = &p.profile;
+    let notes = |role: DocRole| {
+        prof.docs.iter().filter(|n| n.role == role).map(|n| format!("{} {}", n.heading, n.text)).collect::<Vec<_>>()
+    };
+    let keywords: Vec<&str> = prof
+        .docs
+        .iter()
+        .filter(|n| matches!(n.role, DocRole::Catalog | DocRole::Readme))
+        .flat_map(|n| n.keywords.iter().map(String::as_str))
+        .collect();
+    let ui: Vec<&str> = prof.own.names.iter().chain(&prof.own.ui).map(String::as_str).collect();
+    [
+        format!("{name} {}", p.aliases.join(" ").replace(['/', '.', '-', '_'], " ")),
+        p.description.clone().unwrap_or_default(),
+        p.hashtags.join(" ").replace('#', " "),
+        contract_text(res),
+        contract_text(arg),
+        notes(DocRole::Catalog).join(" "),
+        keywords.join(" ").replace(['-', '_'], " "),
+        notes(DocRole::Readme).join(" "),
+        notes(DocRole::Link).join(" "),
+        prof.own.module_doc.clone().unwrap_or_default(),
+        ui.join(" . "),
+        prof.own.actions.join(" "),
+    ]
 }
 
 /// The schemas search and fit use: extracted from source when there is
@@ -134,25 +242,19 @@ fn contract_text(schema: Option<&Value>) -> String {
 impl PatternIndex {
     pub(crate) fn build(programs: &[ProgramRow]) -> PatternIndex {
         let mut index = PatternIndex::default();
-        let mut total = [0u64; 5];
+        let mut total = [0u64; N_FIELDS];
         for p in programs {
-            let (arg, res, _) = effective_schemas(p);
-            let name = p.entry.rsplit('/').next().unwrap_or(&p.entry).split('.').next().unwrap_or("");
-            let texts = [
-                format!("{name} {}", p.aliases.join(" ").replace(['/', '.', '-'], " ")),
-                p.description.clone().unwrap_or_default(),
-                p.hashtags.join(" ").replace('#', " "),
-                contract_text(res),
-                contract_text(arg),
-            ];
+            let texts = field_texts(p);
             let mut doc = PatternDoc::default();
             let mut seen = BTreeSet::new();
             for (i, text) in texts.iter().enumerate() {
-                for t in terms(text) {
-                    *doc.fields[i].entry(t.clone()).or_default() += 1;
+                for_each_term(text, |t| {
+                    *doc.fields[i].entry(t.to_string()).or_default() += 1;
                     doc.lens[i] += 1;
-                    seen.insert(t);
-                }
+                    if !seen.contains(t) {
+                        seen.insert(t.to_string());
+                    }
+                });
                 total[i] += u64::from(doc.lens[i]);
             }
             for t in seen {
@@ -165,33 +267,85 @@ impl PatternIndex {
         index
     }
 
-    /// BM25 per field, summed with field weights; with the matched terms per field.
-    fn score(&self, doc: usize, query: &[String]) -> (f64, Vec<(Field, Vec<String>)>) {
+    /// BM25F: each query term's frequencies in the fields, length-normalised
+    /// per field and weighted, are saturated once (so a word repeated across
+    /// a program's catalog entry, keywords and UI counts as one strong match,
+    /// not five); with `levers.bm25f` off, per-field BM25 scores are summed.
+    /// The result and argument contracts are scored per field either way.
+    /// Returns the score and the matched terms per field.
+    pub(crate) fn score(
+        &self,
+        doc: usize,
+        query: &[String],
+        levers: &PatternLevers,
+    ) -> (f64, Vec<(Field, Vec<String>)>) {
         const K1: f64 = 1.2;
         const B: f64 = 0.75;
+        // How much of its own per-field score a contract match adds beside the prose.
+        const CONTRACT_SHARE: f64 = 0.4;
         let n = self.docs.len() as f64;
         let d = &self.docs[doc];
         let mut score = 0.0;
         let mut matched: Vec<(Field, Vec<String>)> = Vec::new();
-        for (fi, field) in FIELDS.iter().enumerate() {
-            let mut terms_here = Vec::new();
-            for t in query {
+        for t in query {
+            let mut weighted = 0.0;
+            let mut summed = 0.0;
+            let mut contract = 0.0;
+            let df = f64::from(*self.df.get(t).unwrap_or(&1));
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for (fi, field) in FIELDS.iter().enumerate() {
+                if !field.enabled(levers) {
+                    continue;
+                }
                 let Some(&tf) = d.fields[fi].get(t) else { continue };
-                let df = f64::from(*self.df.get(t).unwrap_or(&1));
-                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
                 let tf = f64::from(tf);
-                let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * f64::from(d.lens[fi]) / self.avg_len[fi]));
-                score += field.weight() * idf * norm;
-                if !terms_here.contains(t) {
-                    terms_here.push(t.clone());
+                let norm = 1.0 - B + B * f64::from(d.lens[fi]) / self.avg_len[fi];
+                let bm25 = field.weight() * idf * tf * (K1 + 1.0) / (tf + K1 * norm);
+                if matches!(field, Field::Result | Field::Argument) {
+                    // The contract is evidence of a different kind from the
+                    // prose: it keeps its own per-field score, as before.
+                    contract += CONTRACT_SHARE * bm25;
+                } else {
+                    weighted += field.weight() * tf / norm;
+                    summed += bm25;
+                }
+                match matched.iter_mut().find(|(f, _)| f == field) {
+                    Some((_, ts)) => ts.push(t.clone()),
+                    None => matched.push((*field, vec![t.clone()])),
                 }
             }
-            if !terms_here.is_empty() {
-                matched.push((*field, terms_here));
-            }
+            score += contract + if levers.bm25f { idf * weighted * (K1 + 1.0) / (weighted + K1) } else { summed };
         }
+        matched.sort_by_key(|(f, _)| FIELDS.iter().position(|x| x == f));
         (score, matched)
     }
+}
+
+/// Where a field's matched terms came from, for `why`: the address of the
+/// note (catalog, README, link) or of the entry file (own text) holding the
+/// first of them.
+fn field_source(p: &ProgramRow, field: Field, terms_matched: &[String]) -> Option<String> {
+    let role = match field {
+        Field::Catalog | Field::Keywords => DocRole::Catalog,
+        Field::Readme => DocRole::Readme,
+        Field::Links => DocRole::Link,
+        Field::ModuleDoc | Field::Ui | Field::Actions => {
+            return p.files.first().map(|f| format!("pattern:{}/{}", p.pattern_id, f.name.trim_start_matches('/')));
+        }
+        _ => return None,
+    };
+    let holds = |text: &str| terms(text).iter().any(|t| terms_matched.contains(t));
+    let notes =
+        p.profile.docs.iter().filter(|n| n.role == role || (field == Field::Keywords && n.role == DocRole::Readme));
+    let mut first = None;
+    for n in notes {
+        let text = if field == Field::Keywords { n.keywords.join(" ") } else { format!("{} {}", n.heading, n.text) };
+        if holds(&text) {
+            return Some(n.address.clone());
+        }
+        first.get_or_insert_with(|| n.address.clone());
+    }
+    first
 }
 
 /// A requested contract field: `NAME` or `NAME:TYPE`.
@@ -235,6 +389,10 @@ pub struct PatternQuery {
     pub min_quality: Option<Quality>,
     #[serde(default)]
     pub depends_on: Option<String>,
+    /// Only programs of this tier (`fixture`, `legacy`, `exemplar`, …, or
+    /// `none` for programs without one); a tier asked for is not ranked down.
+    #[serde(default)]
+    pub tier: Option<String>,
     /// Handles the caller holds: `TOKEN:TYPE`.
     #[serde(default)]
     pub have: Vec<FieldSpec>,
@@ -321,8 +479,16 @@ pub struct PatternHit {
     pub identity: String,
     #[serde(rename = "hasSource")]
     pub has_source: bool,
+    /// The program's tier in its library (`exemplar`, `demo`, `fixture`, `legacy`, …), when known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tier: Option<String>,
+    /// Where the tier came from: the catalog section's address, or `path:<entry>`.
+    #[serde(rename = "tierSource", skip_serializing_if = "Option::is_none", default)]
+    pub tier_source: Option<String>,
     pub score: f64,
-    /// Why it is here: matched terms per field, tags, contract fields.
+    /// Why it is here: matched terms per field (`<field>: <terms>`, or
+    /// `<field>: <source address>: <terms>` for a field read from a catalog,
+    /// README, linking section or the entry's own text), tags, contract fields.
     pub why: Vec<String>,
     pub fit: Fit,
     /// Set when the operator's policy withholds this origin's text: `description` is then absent.
@@ -499,9 +665,32 @@ fn normalize_tag(t: &str) -> String {
     t.trim().trim_start_matches('#').to_lowercase()
 }
 
+/// Does the program pass `--tier`? `none` asks for programs without a tier.
+fn tier_passes(p: &ProgramRow, wanted: Option<&str>) -> bool {
+    let Some(w) = wanted else { return true };
+    let w = w.trim().to_ascii_lowercase();
+    match &p.profile.tier {
+        Some(t) => t.tier == w || t.tier.trim_end_matches('s') == w.trim_end_matches('s'),
+        None => w == "none",
+    }
+}
+
+/// `why` for one matched field: with the address of its source, when it has one.
+fn why_line(p: &ProgramRow, field: Field, ts: &[String]) -> String {
+    match field_source(p, field, ts) {
+        Some(src) => format!("{}: {src}: {}", field.label(), ts.join(", ")),
+        None => format!("{}: {}", field.label(), ts.join(", ")),
+    }
+}
+
 impl Engine {
     /// Ranked patterns for a query; see [`PatternQuery`].
     pub fn search_patterns(&self, q: &PatternQuery) -> Result<PatternSearch, QueryError> {
+        self.search_patterns_with(q, &PatternLevers::default())
+    }
+
+    /// [`Engine::search_patterns`] with some ranking levers switched off (for ablation).
+    pub fn search_patterns_with(&self, q: &PatternQuery, levers: &PatternLevers) -> Result<PatternSearch, QueryError> {
         let limit = q.limit.unwrap_or(Limits::SEARCH_DEFAULT_LIMIT);
         if limit == 0 || limit > Limits::SEARCH_MAX_LIMIT {
             return Err(QueryError::InvalidArgument(format!(
@@ -532,6 +721,7 @@ impl Engine {
             && wanted_tags.is_empty()
             && q.kind.is_none()
             && q.min_quality.is_none()
+            && q.tier.is_none()
             && depends_on.is_none();
         if nothing_asked {
             return Err(QueryError::InvalidArgument(
@@ -569,7 +759,10 @@ impl Engine {
             if !wanted_tags.iter().all(|t| p.hashtags.iter().any(|h| &normalize_tag(h) == t)) {
                 continue;
             }
-            let (text_score, matched) = self.pattern_index.score(i, &query_terms);
+            if !tier_passes(p, q.tier.as_deref()) {
+                continue;
+            }
+            let (text_score, matched) = self.pattern_index.score(i, &query_terms, levers);
             let contract_terms = matched.iter().any(|(f, _)| matches!(f, Field::Result | Field::Argument));
             let fit = fit_scores.then(|| fit(p, q, contract_terms, !q.have.is_empty()));
             // Contract requests weigh like strong text matches: each field
@@ -588,7 +781,12 @@ impl Engine {
             if !matched_anything {
                 continue;
             }
-            let score = (text_score + contract_score - unbound) * quality_factor(quality);
+            // Fixtures and legacy programs rank below the rest, unless asked for by tier.
+            let standing = match (&p.profile.tier, levers.tiers && q.tier.is_none()) {
+                (Some(t), true) => tier_factor(&t.tier),
+                _ => 1.0,
+            };
+            let score = (text_score + contract_score - unbound) * quality_factor(quality) * standing;
             candidates.push(Candidate { program: p, score: (score * 1000.0).round() / 1000.0, matched, fit });
         }
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.program.entry.cmp(&b.program.entry)));
@@ -605,8 +803,7 @@ impl Engine {
                     Some(f) if !q.have.is_empty() => f,
                     _ => fit(p, q, contract_terms, true),
                 };
-                let mut why: Vec<String> =
-                    c.matched.iter().map(|(f, ts)| format!("{}: {}", f.label(), ts.join(", "))).collect();
+                let mut why: Vec<String> = c.matched.iter().map(|(f, ts)| why_line(p, *f, ts)).collect();
                 why.extend(wanted_tags.iter().map(|t| format!("tag #{t}")));
                 why.extend(fit.returns.iter().map(|m| format!("returns {}: {}", m.field, m.ty)));
                 why.extend(fit.accepts.iter().map(|m| format!("accepts {}: {}", m.field, m.ty)));
@@ -626,6 +823,8 @@ impl Engine {
                     origin: p.origin.clone(),
                     identity: p.identity.status.as_str().to_string(),
                     has_source: p.has_source,
+                    tier: p.profile.tier.as_ref().map(|t| t.tier.clone()),
+                    tier_source: p.profile.tier.as_ref().map(|t| t.source.clone()),
                     score: c.score,
                     why,
                     fit,

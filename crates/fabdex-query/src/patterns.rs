@@ -4,7 +4,8 @@
 use fabdex_model::records::Diagnostic;
 use fabdex_model::registry::{PatternKind, Quality, Signals};
 use fabdex_model::ts::{
-    ExportRecord, Identity, ImportRecord, ProgramFile, ProgramOrigin, ProgramRow, SchemaAgreement, SourceFileRow,
+    ExportRecord, Identity, ImportRecord, ProgramFile, ProgramOrigin, ProgramProfile, ProgramRow, SchemaAgreement,
+    SourceFileRow,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -80,6 +81,11 @@ pub struct Inspection {
     pub scanned_dependencies: Vec<String>,
     /// Indexed programs that depend on this one.
     pub dependents: Vec<String>,
+    /// What describes the program beyond its contract, each part with its
+    /// address: catalog sections, README and linking sections (`doc:…`,
+    /// reopened by `open`), its own text (read from its entry file), and its tier.
+    #[serde(skip_serializing_if = "ProgramProfile::is_empty", default)]
+    pub profile: ProgramProfile,
 }
 
 /// A published record's declared schemas.
@@ -181,6 +187,7 @@ impl Engine {
             declared_dependencies: meta.map(|m| m.dependencies.clone()).unwrap_or_default(),
             scanned_dependencies: p.scanned_dependencies.clone(),
             dependents: p.dependents.clone(),
+            profile: p.profile.clone(),
         }
     }
 

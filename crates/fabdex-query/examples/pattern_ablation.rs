@@ -1,0 +1,47 @@
+//! Pattern-search ablation: success@1, success@5 and MRR@5 of a task set
+//! with each lever of pattern ranking added in turn, as a Markdown table
+//! (the tables in `docs/pattern-index.md`).
+//!
+//! ```text
+//! cargo run --release -p fabdex-query --example pattern_ablation -- INDEX_DIR TASKS.json [--per-task]
+//! ```
+
+use fabdex_query::{Engine, PatternLevers, PatternTask};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let per_task = args.iter().any(|a| a == "--per-task");
+    let args: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let [index, tasks] = &args[..] else {
+        eprintln!("usage: pattern_ablation INDEX_DIR TASKS.json [--per-task]");
+        std::process::exit(2);
+    };
+    let tasks: Vec<PatternTask> = serde_json::from_slice(&std::fs::read(tasks).expect("read tasks")).expect("tasks");
+    let engine = Engine::open_index(std::path::Path::new(index)).expect("open index");
+    let none =
+        PatternLevers { catalog: false, readme: false, links: false, own_text: false, tiers: false, bm25f: false };
+    let rows: Vec<(&str, PatternLevers)> = vec![
+        ("contract, name, JSDoc (sum of per-field BM25)", none),
+        ("+ BM25F over the fields", PatternLevers { bm25f: true, ..none }),
+        ("+ catalog sections and keywords", PatternLevers { bm25f: true, catalog: true, ..none }),
+        ("+ tiers (fixtures, legacy ranked down)", PatternLevers { bm25f: true, catalog: true, tiers: true, ..none }),
+        (
+            "+ README and linking sections",
+            PatternLevers { bm25f: true, catalog: true, tiers: true, readme: true, links: true, ..none },
+        ),
+        ("+ own text (module doc, [NAME], UI text, actions) = default", PatternLevers::default()),
+    ];
+    println!("| ranking | success@1 | success@5 | MRR@5 |");
+    println!("|---|---|---|---|");
+    for (name, levers) in &rows {
+        let r = engine.eval_patterns_with(&tasks, levers).expect("eval");
+        println!("| {name} | {:.2} | {:.2} | {:.3} |", r.success_at_1, r.success_at_5, r.mrr_at_5);
+    }
+    if per_task {
+        let r = engine.eval_patterns(&tasks).expect("eval");
+        for t in &r.per_task {
+            let rank = t.best_rank.map_or("-".into(), |r| r.to_string());
+            println!("{rank:>4}  {}  → {}", t.task, t.top.join(", "));
+        }
+    }
+}
