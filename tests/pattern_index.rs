@@ -330,8 +330,9 @@ fn incomplete_programs_are_indexed_and_say_why() {
 }
 
 /// Pattern search against tasks in users' own words (`eval patterns`), with a
-/// regression floor just under what it measured (success@1 0.53, success@5
-/// 0.93, MRR 0.674).
+/// regression floor just under what it measured (success@1 0.67, success@5
+/// 0.93, MRR 0.756; before the program profiles and the semantic model
+/// 0.53, 0.93 and 0.674).
 #[test]
 fn pattern_tasks_find_their_patterns() {
     let ws = Workspace::with_registry();
@@ -346,7 +347,7 @@ fn pattern_tasks_find_their_patterns() {
     );
     assert_eq!(report.tasks, 15);
     assert!(report.success_at_5 >= 0.86, "success@5 {:.2}", report.success_at_5);
-    assert!(report.mrr >= 0.60, "MRR {:.3}", report.mrr);
+    assert!(report.mrr >= 0.72, "MRR {:.3}", report.mrr);
     // A published record is found by its patternId; ranks agree with success@1.
     let mail_merge = report.per_task.iter().find(|t| t.task.starts_with("send the same email")).unwrap();
     assert!(mail_merge.best_rank.is_some_and(|r| r <= 5), "{mail_merge:?}");

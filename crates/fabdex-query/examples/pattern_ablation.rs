@@ -18,8 +18,15 @@ fn main() {
     };
     let tasks: Vec<PatternTask> = serde_json::from_slice(&std::fs::read(tasks).expect("read tasks")).expect("tasks");
     let engine = Engine::open_index(std::path::Path::new(index)).expect("open index");
-    let none =
-        PatternLevers { catalog: false, readme: false, links: false, own_text: false, tiers: false, bm25f: false };
+    let none = PatternLevers {
+        catalog: false,
+        readme: false,
+        links: false,
+        own_text: false,
+        tiers: false,
+        bm25f: false,
+        semantic: false,
+    };
     let rows: Vec<(&str, PatternLevers)> = vec![
         ("contract, name, JSDoc (sum of per-field BM25)", none),
         ("+ BM25F over the fields", PatternLevers { bm25f: true, ..none }),
@@ -29,7 +36,11 @@ fn main() {
             "+ README and linking sections",
             PatternLevers { bm25f: true, catalog: true, tiers: true, readme: true, links: true, ..none },
         ),
-        ("+ own text (module doc, [NAME], UI text, actions) = default", PatternLevers::default()),
+        (
+            "+ own text (module doc, [NAME], UI text, actions)",
+            PatternLevers { semantic: false, ..PatternLevers::default() },
+        ),
+        ("+ corpus-learned semantic model = default", PatternLevers::default()),
     ];
     println!("| ranking | success@1 | success@5 | MRR@5 |");
     println!("|---|---|---|---|");

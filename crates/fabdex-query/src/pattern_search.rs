@@ -122,11 +122,21 @@ pub struct PatternLevers {
     pub tiers: bool,
     /// BM25F (one saturation over the weighted fields) instead of a sum of per-field BM25.
     pub bm25f: bool,
+    /// The corpus-learned semantic model's similarity, beside BM25F.
+    pub semantic: bool,
 }
 
 impl Default for PatternLevers {
     fn default() -> Self {
-        PatternLevers { catalog: true, readme: true, links: true, own_text: true, tiers: true, bm25f: true }
+        PatternLevers {
+            catalog: true,
+            readme: true,
+            links: true,
+            own_text: true,
+            tiers: true,
+            bm25f: true,
+            semantic: true,
+        }
     }
 }
 
@@ -144,7 +154,17 @@ pub(crate) struct PatternIndex {
     /// Documents containing a term, in any field.
     df: HashMap<String, u32>,
     avg_len: [f64; N_FIELDS],
+    /// Each program's vector in the snapshot's corpus-learned semantic
+    /// space (its weighted field terms, embedded by the units model); made
+    /// on the first search that needs them, so opening stays cheap.
+    vectors: std::sync::OnceLock<Vec<Option<Vec<f32>>>>,
 }
+
+/// Weight of the semantic similarity (cosine, 0–1) beside the BM25F score.
+const SEMANTIC_WEIGHT: f64 = 4.0;
+/// A program no query word matched is still a candidate when its semantic
+/// similarity reaches this.
+const SEMANTIC_ALONE: f32 = 0.35;
 
 /// The text of each field of a program, in [`FIELDS`] order.
 pub(crate) fn field_texts(p: &ProgramRow) -> [String; N_FIELDS] {
@@ -265,6 +285,37 @@ impl PatternIndex {
         let n = programs.len().max(1) as f64;
         index.avg_len = total.map(|t| (t as f64 / n).max(1.0));
         index
+    }
+
+    /// The vector of every program in `model`'s space.
+    fn vectors(&self, model: &fabdex_semantic::Model) -> &[Option<Vec<f32>>] {
+        self.vectors.get_or_init(|| {
+            self.docs
+                .iter()
+                .map(|d| {
+                    let mut bag: HashMap<&str, f32> = HashMap::new();
+                    for (fi, field) in FIELDS.iter().enumerate() {
+                        for (t, tf) in &d.fields[fi] {
+                            *bag.entry(t.as_str()).or_default() += field.weight() as f32 * *tf as f32;
+                        }
+                    }
+                    let mut bag: Vec<(String, f32)> = bag.into_iter().map(|(t, c)| (t.to_string(), c)).collect();
+                    bag.sort_by(|a, b| a.0.cmp(&b.0));
+                    model.embed(&bag)
+                })
+                .collect()
+        })
+    }
+
+    /// Cosine of the query with every program (0 when either has no vector).
+    pub(crate) fn semantic(&self, model: &fabdex_semantic::Model, query: &[String]) -> Option<Vec<f32>> {
+        let q = model.embed(&fabdex_index::semantic::query_bag(query))?;
+        let sims = self
+            .vectors(model)
+            .iter()
+            .map(|v| v.as_ref().map_or(0.0, |v| v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>().max(0.0)))
+            .collect();
+        Some(sims)
     }
 
     /// BM25F: each query term's frequencies in the fields, length-normalised
@@ -508,6 +559,10 @@ pub struct PatternSearch {
     pub hits: Vec<PatternHit>,
     /// Hits left out by the limit.
     pub omitted: usize,
+    /// How text was ranked: `bm25f+semantic` (BM25F fused with the
+    /// snapshot's corpus-learned semantic model) or `bm25f` (no query word
+    /// the model knows, or no text asked).
+    pub mode: String,
 }
 
 /// Letters and digits, lowercased: `mail_db`, `mailDb` and `MailDB` compare equal.
@@ -738,7 +793,11 @@ impl Engine {
             score: f64,
             matched: Vec<(Field, Vec<String>)>,
             fit: Option<Fit>,
+            similarity: f32,
         }
+        let semantic = (levers.semantic && !query_terms.is_empty())
+            .then(|| self.pattern_index.semantic(&self.snap.semantic.units, &query_terms))
+            .flatten();
         let mut candidates: Vec<Candidate<'_>> = Vec::new();
         for (i, p) in self.snap.patterns.programs.iter().enumerate() {
             let meta = p.published.as_ref();
@@ -763,6 +822,7 @@ impl Engine {
                 continue;
             }
             let (text_score, matched) = self.pattern_index.score(i, &query_terms, levers);
+            let similarity = semantic.as_ref().map_or(0.0, |s| s[i]);
             let contract_terms = matched.iter().any(|(f, _)| matches!(f, Field::Result | Field::Argument));
             let fit = fit_scores.then(|| fit(p, q, contract_terms, !q.have.is_empty()));
             // Contract requests weigh like strong text matches: each field
@@ -777,7 +837,10 @@ impl Engine {
                 }
                 None => (0.0, 0.0, 0.0),
             };
-            let matched_anything = text_score > 0.0 || found > 0.0 || (query_terms.is_empty() && requested == 0.0);
+            let matched_anything = text_score > 0.0
+                || found > 0.0
+                || similarity >= SEMANTIC_ALONE
+                || (query_terms.is_empty() && requested == 0.0);
             if !matched_anything {
                 continue;
             }
@@ -786,8 +849,15 @@ impl Engine {
                 (Some(t), true) => tier_factor(&t.tier),
                 _ => 1.0,
             };
-            let score = (text_score + contract_score - unbound) * quality_factor(quality) * standing;
-            candidates.push(Candidate { program: p, score: (score * 1000.0).round() / 1000.0, matched, fit });
+            let semantic_score = SEMANTIC_WEIGHT * f64::from(similarity);
+            let score = (text_score + semantic_score + contract_score - unbound) * quality_factor(quality) * standing;
+            candidates.push(Candidate {
+                program: p,
+                score: (score * 1000.0).round() / 1000.0,
+                matched,
+                fit,
+                similarity,
+            });
         }
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.program.entry.cmp(&b.program.entry)));
         let matched = candidates.len();
@@ -804,6 +874,9 @@ impl Engine {
                     _ => fit(p, q, contract_terms, true),
                 };
                 let mut why: Vec<String> = c.matched.iter().map(|(f, ts)| why_line(p, *f, ts)).collect();
+                if c.similarity > 0.0 {
+                    why.push(format!("semantic: {:.2} (corpus-learned model)", c.similarity));
+                }
                 why.extend(wanted_tags.iter().map(|t| format!("tag #{t}")));
                 why.extend(fit.returns.iter().map(|m| format!("returns {}: {}", m.field, m.ty)));
                 why.extend(fit.accepts.iter().map(|m| format!("accepts {}: {}", m.field, m.ty)));
@@ -839,6 +912,7 @@ impl Engine {
             matched,
             omitted: matched - scored.len(),
             hits: scored,
+            mode: if semantic.is_some() { "bm25f+semantic" } else { "bm25f" }.to_string(),
         })
     }
 }
