@@ -20,20 +20,15 @@ fn labs() -> Option<PathBuf> {
     }
 }
 
-/// One shared build of labs for all tests in this file. It lives in the
-/// test target's scratch folder under a fixed name, replaced by each run: a
-/// static is never dropped, so a temporary folder here would be left behind
-/// by every run.
+/// One shared build of labs for all tests in this file, in a scratch folder
+/// replaced by each run ([`common::fresh_scratch_dir`]).
 fn labs_index() -> Option<&'static (std::path::PathBuf, fabdex_index::IndexReport)> {
     static INDEX: std::sync::OnceLock<Option<(std::path::PathBuf, fabdex_index::IndexReport)>> =
         std::sync::OnceLock::new();
     INDEX
         .get_or_init(|| {
             let labs = labs()?;
-            let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("labs-index");
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir).unwrap();
-            }
+            let dir = common::fresh_scratch_dir("labs-index");
             let config = Config::from_roots(&[labs]).unwrap();
             let report = fabdex_index::build(&config, &BuildOptions::new(&dir)).unwrap();
             Some((dir, report))

@@ -30,10 +30,7 @@ fn labs_index() -> Option<&'static (PathBuf, fabdex_index::IndexReport)> {
     INDEX
         .get_or_init(|| {
             let patterns = labs_patterns()?;
-            let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("labs-patterns-index");
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir).unwrap();
-            }
+            let dir = common::fresh_scratch_dir("labs-patterns-index");
             std::fs::create_dir_all(&dir).unwrap();
             let toml = dir.join("fabdex.toml");
             let root = patterns.display().to_string().replace('\\', "/");

@@ -78,15 +78,7 @@ pub struct ProfileReport {
 type Entries<'a> = HashMap<(&'a str, &'a str), usize>;
 
 fn tree_entries(table: &PatternsTable) -> Entries<'_> {
-    let mut out = HashMap::new();
-    for (i, p) in table.programs.iter().enumerate() {
-        if let ProgramOrigin::Tree { root } = &p.source
-            && let Some(path) = p.entry.strip_prefix(root.as_str()).and_then(|e| e.strip_prefix('/'))
-        {
-            out.insert((root.as_str(), path), i);
-        }
-    }
-    out
+    table.programs.iter().enumerate().filter_map(|(i, p)| Some((p.tree_entry()?, i))).collect()
 }
 
 /// `a/b/../c` → `a/c`; `None` when it climbs out of the root.
@@ -219,35 +211,29 @@ pub fn attach_docs(docs: &DocsTable, texts: &[&str], table: &mut PatternsTable) 
     for row in &docs.sections {
         let file = &docs.files[row.file as usize];
         let text = texts[row.file as usize];
-        for i in catalog_targets(row, text, &file.root, &file.path, &entries) {
+        let targets = catalog_targets(row, text, &file.root, &file.path, &entries);
+        if !targets.is_empty() {
             let (prose, keywords) = section_prose(text, row);
-            if notes[i].iter().any(|n| n.address == row.address) {
-                continue;
-            }
-            notes[i].push(DocNote {
+            let note = DocNote {
                 role: DocRole::Catalog,
                 address: row.address.clone(),
                 heading: plain_heading(&row.section.heading),
                 text: prose,
                 keywords,
-            });
+            };
+            for i in targets {
+                notes[i].push(note.clone());
+            }
         }
         if is_tier_section(row) {
-            assign_tiers(row, text, &file.root, &file.path, table, &mut tiers);
+            assign_tiers(row, text, &file.root, &file.path, &entries, &mut tiers);
         }
     }
     attach_readmes(docs, texts, table, &mut notes);
     attach_links(docs, texts, &entries, &mut notes);
     for (p, (n, t)) in table.programs.iter_mut().zip(notes.into_iter().zip(tiers)) {
         p.profile.docs = n;
-        p.profile.tier = t.map(|(_, _, note)| note);
-    }
-    for p in &mut table.programs {
-        if p.profile.tier.is_none()
-            && let Some(note) = path_tier(p)
-        {
-            p.profile.tier = Some(note);
-        }
+        p.profile.tier = t.map(|(_, _, note)| note).or_else(|| path_tier(p));
     }
 }
 
@@ -288,7 +274,7 @@ fn assign_tiers(
     text: &str,
     root: &str,
     md_path: &str,
-    table: &PatternsTable,
+    entries: &Entries<'_>,
     tiers: &mut [Option<(usize, u8, TierNote)>],
 ) {
     let tier = plain_heading(&row.section.heading).to_ascii_lowercase();
@@ -299,9 +285,7 @@ fn assign_tiers(
     for token in body.lines().skip(1).flat_map(path_tokens) {
         let Some(listed) = join(dir, &token) else { continue };
         let folder = token.ends_with('/');
-        for (i, p) in table.programs.iter().enumerate() {
-            let ProgramOrigin::Tree { root: r } = &p.source else { continue };
-            let Some(path) = p.entry.strip_prefix(r.as_str()).and_then(|e| e.strip_prefix('/')) else { continue };
+        for (&(r, path), &i) in entries {
             let covers = r == root && if folder { path.starts_with(&format!("{listed}/")) } else { path == listed };
             if !covers {
                 continue;
@@ -321,8 +305,7 @@ fn assign_tiers(
 
 /// `fixture` for an entry inside a test or fixture folder, or a test-named file.
 fn path_tier(p: &fabdex_model::ts::ProgramRow) -> Option<TierNote> {
-    let ProgramOrigin::Tree { root } = &p.source else { return None };
-    let path = p.entry.strip_prefix(root.as_str())?.trim_start_matches('/');
+    let (_, path) = p.tree_entry()?;
     let (dirs, file) = path.rsplit_once('/').unwrap_or(("", path));
     let test_word = |w: &str| matches!(w, "test" | "tests" | "fixture" | "fixtures" | "__tests__" | "spec" | "specs");
     let segment = dirs.split('/').find(|seg| {
@@ -366,10 +349,7 @@ fn attach_readmes(docs: &DocsTable, texts: &[&str], table: &PatternsTable, notes
             keywords,
         };
         for (i, p) in table.programs.iter().enumerate() {
-            if let ProgramOrigin::Tree { root } = &p.source
-                && *root == f.root
-                && p.entry.strip_prefix(root.as_str()).and_then(|e| e.strip_prefix('/')).map(dir_of) == Some(dir)
-            {
+            if p.tree_entry().is_some_and(|(root, path)| root == f.root && dir_of(path) == dir) {
                 notes[i].push(note.clone());
             }
         }

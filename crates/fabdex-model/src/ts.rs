@@ -383,6 +383,19 @@ impl ProgramRow {
         }
     }
 
+    /// The address that reads one of this program's files: `pattern:<id>/<name>`.
+    pub fn file_address(&self, name: &str) -> String {
+        format!("pattern:{}/{}", self.pattern_id, name.trim_start_matches('/'))
+    }
+
+    /// A source-tree program's root and its entry's path inside that root;
+    /// `None` for a published program.
+    pub fn tree_entry(&self) -> Option<(&str, &str)> {
+        let ProgramOrigin::Tree { root } = &self.source else { return None };
+        let path = self.entry.strip_prefix(root.as_str())?.strip_prefix('/')?;
+        Some((root, path))
+    }
+
     /// The program file a read path names (a leading `/` is ignored).
     pub fn file(&self, path: &str) -> Option<&ProgramFile> {
         let wanted = path.trim_start_matches('/');

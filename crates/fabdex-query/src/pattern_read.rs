@@ -90,7 +90,7 @@ impl Engine {
                 let row = self.program_file_row(p, &f.name);
                 PatternFileRow {
                     name: f.name.clone(),
-                    address: format!("pattern:{}/{}", p.pattern_id, f.name.trim_start_matches('/')),
+                    address: p.file_address(&f.name),
                     bytes: f.bytes,
                     digest: f.digest.clone(),
                     lines: row.map(|r| r.lines),

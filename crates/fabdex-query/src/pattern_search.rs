@@ -381,7 +381,7 @@ fn field_source(p: &ProgramRow, field: Field, terms_matched: &[String]) -> Optio
         Field::Readme => DocRole::Readme,
         Field::Links => DocRole::Link,
         Field::ModuleDoc | Field::Ui | Field::Actions => {
-            return p.files.first().map(|f| format!("pattern:{}/{}", p.pattern_id, f.name.trim_start_matches('/')));
+            return p.files.first().map(|f| p.file_address(&f.name));
         }
         _ => return None,
     };
