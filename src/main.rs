@@ -1474,6 +1474,7 @@ fn print_report(r: &IndexReport) -> Result<()> {
             "pattern sources: {} TS/TSX files, {} programs, {} that swc could not parse (outlined and flagged)",
             c.source_files, c.programs, c.source_parse_failures
         );
+        println!("{}", r.profiles.summary());
     }
     if c.published_records > 0 {
         println!(

@@ -356,3 +356,48 @@ fn pattern_tasks_find_their_patterns() {
     let empty = [fabdex_query::PatternTask { task: "anything".into(), expect: vec![] }];
     assert!(engine.eval_patterns(&empty).unwrap_err().to_string().contains("expects no pattern"));
 }
+
+/// A library that says more about a program than its profile keeps: every
+/// bound that cuts is named in the program's profile and counted in the report.
+#[test]
+fn profile_bounds_that_cut_are_reported_not_silent() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    fs::create_dir_all(lib.join("shop")).unwrap();
+    let labels: String = (0..130).map(|i| format!("      <cf-button title=\"Aisle {i}\">Add</cf-button>\n")).collect();
+    fs::write(
+        lib.join("shop/main.tsx"),
+        format!(
+            "import {{ NAME, pattern, UI }} from \"commonfabric\";\n\
+             export default pattern<{{ items: string[] }}, {{}}>(({{ items }}) => ({{\n  [NAME]: \"Shop\",\n  \
+             [UI]: (\n    <div>\n{labels}    </div>\n  ),\n}}));\n"
+        ),
+    )
+    .unwrap();
+    let mut catalog =
+        format!("# Catalog\n\n## shop/main.tsx\n\n{}\n\n**Keywords:** cart, aisle\n", "A shop list. ".repeat(200));
+    for i in 0..11 {
+        catalog.push_str(&format!("\n## Guide {i}\n\nStart from [the shop](shop/main.tsx) for lists.\n"));
+    }
+    fs::write(lib.join("index.md"), catalog).unwrap();
+    fs::write(dir.path().join("fabdex.toml"), "[[root]]\nname = \"lib\"\npath = \"lib\"\nkind = \"patterns\"\n")
+        .unwrap();
+    let config = fabdex_index::Config::load(&dir.path().join("fabdex.toml")).unwrap();
+    let report = fabdex_index::build(&config, &fabdex_index::BuildOptions::new(dir.path().join("index"))).unwrap();
+    let limited = &report.profiles.limited;
+    for field in ["catalog", "links", "ui"] {
+        assert_eq!(limited.get(field), Some(&1), "{field} in {limited:?}");
+    }
+    let engine = Engine::open_index(&dir.path().join("index")).unwrap();
+    let id = engine.snapshot().patterns.programs[0].pattern_id.clone();
+    let profile = engine.inspect(&id).unwrap().profile;
+    let limit = |field: &str| profile.limits.iter().find(|l| l.field == field).unwrap_or_else(|| panic!("{field}"));
+    let catalog = limit("catalog");
+    assert_eq!((catalog.kept, catalog.total, catalog.unit.as_str()), (1500, 2599, "chars"));
+    assert_eq!(catalog.address.as_deref(), Some("doc:lib/index.md#shopmaintsx"));
+    assert_eq!((limit("links").kept, limit("links").total), (8, 11));
+    assert_eq!((limit("ui").kept, limit("ui").total), (120, 131));
+    // What was kept is still searched.
+    let hits = search(&engine, "cart aisle").hits;
+    assert!(hits.first().is_some_and(|h| h.entry.ends_with("shop/main.tsx")), "{hits:?}");
+}

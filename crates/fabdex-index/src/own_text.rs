@@ -7,7 +7,9 @@
 //! time, must not fail on text swc rejects, and only has to find words, not
 //! structure. What it takes is bounded per program.
 
-use fabdex_model::ts::OwnText;
+use std::collections::HashSet;
+
+use fabdex_model::ts::{OwnText, ProfileLimit};
 
 /// Chars of the module comment kept.
 const DOC_CHARS: usize = 1_500;
@@ -20,32 +22,65 @@ const MAX_UI_CHARS: usize = 120;
 const UI_ATTRIBUTES: [&str; 7] = ["placeholder", "title", "label", "alt", "aria-label", "heading", "subtitle"];
 
 /// The own text of a program: `entry` is the entry file's text, `others` the
-/// texts of its other files that live beside or below the entry.
-pub fn own_text(entry: &str, others: &[&str]) -> OwnText {
-    let mut out = OwnText { module_doc: module_doc(entry), ..OwnText::default() };
+/// texts of its other files that live beside or below the entry. The limits
+/// say which bounds cut something off.
+pub fn own_text(entry: &str, others: &[&str]) -> (OwnText, Vec<ProfileLimit>) {
+    let (module_doc, doc_chars) = module_doc(entry).unzip();
+    let mut out = OwnText { module_doc, ..OwnText::default() };
+    let mut ui = Bounded::new(MAX_UI);
+    let mut actions = Bounded::new(MAX_UI);
     for text in std::iter::once(entry).chain(others.iter().copied()) {
         for name in names(text) {
-            push_unique(&mut out.names, name, usize::MAX);
+            if !out.names.contains(&name) {
+                out.names.push(name);
+            }
         }
         for s in ui_strings(text) {
-            push_unique(&mut out.ui, s, MAX_UI);
+            ui.push(&mut out.ui, s);
         }
         for a in action_names(text) {
-            push_unique(&mut out.actions, a, MAX_UI);
+            actions.push(&mut out.actions, a);
         }
     }
-    out
+    let mut limits = Vec::new();
+    if let Some(total) = doc_chars.filter(|&n| n > DOC_CHARS) {
+        limits.push(ProfileLimit::new("module_doc", None, DOC_CHARS, total, "chars"));
+    }
+    for (field, list, bounded) in [("ui", &out.ui, &ui), ("actions", &out.actions, &actions)] {
+        if !bounded.dropped.is_empty() {
+            limits.push(ProfileLimit::new(field, None, list.len(), list.len() + bounded.dropped.len(), "items"));
+        }
+    }
+    (out, limits)
 }
 
-fn push_unique(list: &mut Vec<String>, item: String, max: usize) {
-    if list.len() < max && !list.contains(&item) {
-        list.push(item);
+/// A list of distinct items kept up to a bound, counting the distinct ones past it.
+struct Bounded {
+    max: usize,
+    dropped: HashSet<String>,
+}
+
+impl Bounded {
+    fn new(max: usize) -> Bounded {
+        Bounded { max, dropped: HashSet::new() }
+    }
+
+    fn push(&mut self, list: &mut Vec<String>, item: String) {
+        if list.contains(&item) {
+            return;
+        }
+        if list.len() < self.max {
+            list.push(item);
+        } else {
+            self.dropped.insert(item);
+        }
     }
 }
 
 /// The first `/** … */` of the file, when only imports, directives and line
 /// comments come before it: a comment on the module, not on a declaration.
-fn module_doc(text: &str) -> Option<String> {
+/// Returns the kept text and the comment's full length in chars.
+fn module_doc(text: &str) -> Option<(String, usize)> {
     let start = text.find("/**")?;
     let before = &text[..start];
     let declares = ["const ", "let ", "function ", "interface ", "type ", "class ", "enum "];
@@ -63,7 +98,7 @@ fn module_doc(text: &str) -> Option<String> {
         .filter(|l| !l.starts_with('@'))
         .collect();
     let doc = body.join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
-    (!doc.is_empty()).then(|| doc.chars().take(DOC_CHARS).collect())
+    (!doc.is_empty()).then(|| (doc.chars().take(DOC_CHARS).collect(), doc.chars().count()))
 }
 
 /// `[NAME]: "…"`, `` [NAME]: `…${x}…` `` and `[NAME]: computed(() => `…`)`:
@@ -227,7 +262,8 @@ export default pattern<Input>(({ items }) => ({
 
     #[test]
     fn finds_module_doc_name_ui_text_and_actions() {
-        let own = own_text(SOURCE, &[]);
+        let (own, limits) = own_text(SOURCE, &[]);
+        assert!(limits.is_empty(), "{limits:?}");
         assert_eq!(own.module_doc.as_deref(), Some("Track spending by category."));
         assert_eq!(own.names, vec!["Budget:"]);
         for s in ["Monthly Budget", "Amount spent", "Add it", "Add expense", "Total:"] {
@@ -235,6 +271,18 @@ export default pattern<Input>(({ items }) => ({
         }
         assert!(!own.ui.iter().any(|s| s.contains("items") || s.contains("0 &&")), "{:?}", own.ui);
         assert_eq!(own.actions, vec!["addExpense", "removeAll"]);
+    }
+
+    #[test]
+    fn bounds_that_cut_are_reported() {
+        let labels: String = (0..MAX_UI + 5).map(|i| format!("<cf-button title=\"Label {i}\" />\n")).collect();
+        let source = format!("/** {} */\nexport default () => (<div>{labels}</div>);", "word ".repeat(DOC_CHARS));
+        let (own, limits) = own_text(&source, &[]);
+        assert_eq!(own.ui.len(), MAX_UI);
+        let ui = limits.iter().find(|l| l.field == "ui").expect("ui limit");
+        assert_eq!((ui.kept, ui.total, ui.unit.as_str()), (MAX_UI as u32, MAX_UI as u32 + 5, "items"));
+        let doc = limits.iter().find(|l| l.field == "module_doc").expect("module_doc limit");
+        assert_eq!((doc.kept as usize, doc.total as usize), (DOC_CHARS, "word ".repeat(DOC_CHARS).trim().len()));
     }
 
     #[test]

@@ -22,7 +22,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use fabdex_model::records::{DocsTable, LinkTarget, SectionRow};
-use fabdex_model::ts::{DocNote, DocRole, PatternsTable, ProgramOrigin, TierNote};
+use fabdex_model::ts::{DocNote, DocRole, PatternsTable, ProfileLimit, ProgramOrigin, TierNote};
 use serde::{Deserialize, Serialize};
 
 use crate::search_schema::prose_and_code;
@@ -72,6 +72,35 @@ pub struct ProfileReport {
     pub own_text_programs: u64,
     /// Source-tree programs that no catalog section describes (entries).
     pub undescribed: Vec<String>,
+    /// Programs whose profile a bound cut, by field (`catalog`, `readme`,
+    /// `links`, `module_doc`, `ui`, `actions`); `inspect` shows each cut.
+    #[serde(default)]
+    pub limited: BTreeMap<String, u64>,
+}
+
+impl ProfileReport {
+    /// One line for the index summary: what was attached, the tiers, what no
+    /// catalog describes and what a bound cut.
+    pub fn summary(&self) -> String {
+        let tiers: Vec<String> = self
+            .tiers
+            .iter()
+            .flat_map(|(from, t)| t.iter().map(move |(tier, n)| format!("{n} {tier} ({from})")))
+            .collect();
+        let limited: Vec<String> = self.limited.iter().map(|(field, n)| format!("{n} {field}")).collect();
+        format!(
+            "program profiles: {} described by a catalog ({} sections, {} with keywords), {} by a README, {} by linking sections, {} with their own text; tiers: {}; {} no catalog describes; cut by a bound: {}",
+            self.catalog_programs,
+            self.catalog_sections,
+            self.keyword_programs,
+            self.readme_programs,
+            self.link_programs,
+            self.own_text_programs,
+            if tiers.is_empty() { "none".into() } else { tiers.join(", ") },
+            self.undescribed.len(),
+            if limited.is_empty() { "nothing".into() } else { limited.join(", ") },
+        )
+    }
 }
 
 /// A tree program's `(root, entry path)` → its row.
@@ -181,12 +210,17 @@ fn section_prose(text: &str, row: &SectionRow) -> (String, Vec<String>) {
             continue;
         }
         in_keywords = false;
-        if prose.chars().count() < NOTE_CHARS {
-            prose.push_str(line.trim());
-            prose.push(' ');
-        }
+        prose.push_str(line.trim());
+        prose.push(' ');
     }
-    (cut(prose.trim(), NOTE_CHARS), keywords)
+    (prose.trim().to_string(), keywords)
+}
+
+/// `text` cut to `max` chars, and the limit that says so when it was cut.
+fn bounded(text: &str, max: usize, field: &str, address: &str) -> (String, Option<ProfileLimit>) {
+    let total = text.chars().count();
+    let limit = (total > max).then(|| ProfileLimit::new(field, Some(address), max, total, "chars"));
+    (cut(text, max), limit)
 }
 
 fn split_keywords(line: &str) -> impl Iterator<Item = String> + '_ {
@@ -206,7 +240,8 @@ fn plain_heading(h: &str) -> String {
 /// `texts[i]` is the text of `docs.files[i]`.
 pub fn attach_docs(docs: &DocsTable, texts: &[&str], table: &mut PatternsTable) {
     let entries = tree_entries(table);
-    let mut notes: Vec<Vec<DocNote>> = vec![Vec::new(); table.programs.len()];
+    let mut notes =
+        Notes { docs: vec![Vec::new(); table.programs.len()], limits: vec![Vec::new(); table.programs.len()] };
     let mut tiers: Vec<Option<(usize, u8, TierNote)>> = vec![None; table.programs.len()];
     for row in &docs.sections {
         let file = &docs.files[row.file as usize];
@@ -214,15 +249,16 @@ pub fn attach_docs(docs: &DocsTable, texts: &[&str], table: &mut PatternsTable) 
         let targets = catalog_targets(row, text, &file.root, &file.path, &entries);
         if !targets.is_empty() {
             let (prose, keywords) = section_prose(text, row);
+            let (text, limit) = bounded(&prose, NOTE_CHARS, "catalog", &row.address);
             let note = DocNote {
                 role: DocRole::Catalog,
                 address: row.address.clone(),
                 heading: plain_heading(&row.section.heading),
-                text: prose,
+                text,
                 keywords,
             };
             for i in targets {
-                notes[i].push(note.clone());
+                notes.push(i, note.clone(), limit.clone());
             }
         }
         if is_tier_section(row) {
@@ -231,9 +267,23 @@ pub fn attach_docs(docs: &DocsTable, texts: &[&str], table: &mut PatternsTable) 
     }
     attach_readmes(docs, texts, table, &mut notes);
     attach_links(docs, texts, &entries, &mut notes);
-    for (p, (n, t)) in table.programs.iter_mut().zip(notes.into_iter().zip(tiers)) {
-        p.profile.docs = n;
+    for (i, (p, t)) in table.programs.iter_mut().zip(tiers).enumerate() {
+        p.profile.docs = std::mem::take(&mut notes.docs[i]);
+        p.profile.limits = std::mem::take(&mut notes.limits[i]);
         p.profile.tier = t.map(|(_, _, note)| note).or_else(|| path_tier(p));
+    }
+}
+
+/// Per program: the doc notes attached so far, and the bounds that cut them.
+struct Notes {
+    docs: Vec<Vec<DocNote>>,
+    limits: Vec<Vec<ProfileLimit>>,
+}
+
+impl Notes {
+    fn push(&mut self, i: usize, note: DocNote, limit: Option<ProfileLimit>) {
+        self.docs[i].push(note);
+        self.limits[i].extend(limit);
     }
 }
 
@@ -320,7 +370,7 @@ fn path_tier(p: &fabdex_model::ts::ProgramRow) -> Option<TierNote> {
 
 /// A `README.md` describes the programs whose entry sits in its folder (not
 /// at a root's top, where it describes the whole library).
-fn attach_readmes(docs: &DocsTable, texts: &[&str], table: &PatternsTable, notes: &mut [Vec<DocNote>]) {
+fn attach_readmes(docs: &DocsTable, texts: &[&str], table: &PatternsTable, notes: &mut Notes) {
     for (fi, f) in docs.files.iter().enumerate() {
         let name = f.path.rsplit('/').next().unwrap_or(&f.path);
         let dir = dir_of(&f.path);
@@ -331,9 +381,6 @@ fn attach_readmes(docs: &DocsTable, texts: &[&str], table: &PatternsTable, notes
         let mut prose = String::new();
         let mut keywords = Vec::new();
         for row in sections {
-            if prose.chars().count() >= NOTE_CHARS {
-                break;
-            }
             let (p, k) = section_prose(texts[fi], row);
             prose.push_str(&plain_heading(&row.section.heading));
             prose.push_str(". ");
@@ -341,16 +388,18 @@ fn attach_readmes(docs: &DocsTable, texts: &[&str], table: &PatternsTable, notes
             prose.push(' ');
             keywords.extend(k);
         }
+        let address = format!("doc:{}/{}", f.root, f.path);
+        let (text, limit) = bounded(prose.trim(), NOTE_CHARS, "readme", &address);
         let note = DocNote {
             role: DocRole::Readme,
-            address: format!("doc:{}/{}", f.root, f.path),
+            address,
             heading: f.title.clone().unwrap_or_else(|| f.path.clone()),
-            text: cut(prose.trim(), NOTE_CHARS),
+            text,
             keywords,
         };
         for (i, p) in table.programs.iter().enumerate() {
             if p.tree_entry().is_some_and(|(root, path)| root == f.root && dir_of(path) == dir) {
-                notes[i].push(note.clone());
+                notes.push(i, note.clone(), limit.clone());
             }
         }
     }
@@ -358,25 +407,40 @@ fn attach_readmes(docs: &DocsTable, texts: &[&str], table: &PatternsTable, notes
 
 /// A section that links to a program's entry file (and is not already its
 /// catalog section) adds its heading and the linking line.
-fn attach_links(docs: &DocsTable, texts: &[&str], entries: &Entries<'_>, notes: &mut [Vec<DocNote>]) {
+fn attach_links(docs: &DocsTable, texts: &[&str], entries: &Entries<'_>, notes: &mut Notes) {
     let by_entry: HashMap<String, usize> = entries.iter().map(|((r, p), &i)| (format!("{r}/{p}"), i)).collect();
+    // Linking sections past MAX_LINK_NOTES, per program.
+    let mut dropped: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
     for link in &docs.links {
         let LinkTarget::File { path, .. } = &link.target else { continue };
         let Some(&i) = by_entry.get(path) else { continue };
         let row = &docs.sections[link.from as usize];
         let has = |n: &DocNote| n.address == row.address || n.address == format!("doc:{}", address_file(&row.address));
-        if notes[i].iter().any(has) || notes[i].iter().filter(|n| n.role == DocRole::Link).count() >= MAX_LINK_NOTES {
+        if notes.docs[i].iter().any(has) {
+            continue;
+        }
+        if notes.docs[i].iter().filter(|n| n.role == DocRole::Link).count() >= MAX_LINK_NOTES {
+            let extra = dropped.entry(i).or_default();
+            if !extra.contains(&row.address.as_str()) {
+                extra.push(&row.address);
+            }
             continue;
         }
         let text = texts[row.file as usize];
         let line = text.lines().nth(link.line.saturating_sub(1) as usize).unwrap_or("").trim();
-        notes[i].push(DocNote {
+        let (text, limit) = bounded(line, LINK_CHARS, "links", &row.address);
+        let note = DocNote {
             role: DocRole::Link,
             address: row.address.clone(),
             heading: plain_heading(&row.section.heading),
-            text: cut(line, LINK_CHARS),
+            text,
             keywords: vec![],
-        });
+        };
+        notes.push(i, note, limit);
+    }
+    for (i, extra) in dropped {
+        let limit = ProfileLimit::new("links", None, MAX_LINK_NOTES, MAX_LINK_NOTES + extra.len(), "items");
+        notes.limits[i].push(limit);
     }
 }
 
@@ -403,7 +467,9 @@ pub fn attach_own_text(sources: &HashMap<(&str, &str), &str>, table: &mut Patter
                 others.push(*text);
             }
         }
-        p.profile.own = crate::own_text::own_text(entry, &others);
+        let (own, limits) = crate::own_text::own_text(entry, &others);
+        p.profile.own = own;
+        p.profile.limits.extend(limits);
     }
 }
 
@@ -422,6 +488,12 @@ pub fn report(table: &PatternsTable) -> ProfileReport {
         if let Some(t) = &prof.tier {
             let from = if t.source.starts_with("path:") { "path" } else { "catalog" };
             *r.tiers.entry(from.into()).or_default().entry(t.tier.clone()).or_default() += 1;
+        }
+        let mut fields: Vec<&str> = prof.limits.iter().map(|l| l.field.as_str()).collect();
+        fields.sort_unstable();
+        fields.dedup();
+        for field in fields {
+            *r.limited.entry(field.into()).or_default() += 1;
         }
         if catalog == 0 && matches!(p.source, ProgramOrigin::Tree { .. }) {
             r.undescribed.push(p.entry.clone());

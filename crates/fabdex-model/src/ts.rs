@@ -293,11 +293,43 @@ pub struct ProgramProfile {
     /// Its standing in the library, when a catalog or its path gives one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub tier: Option<TierNote>,
+    /// Where a bound cut what was gathered: each says what, how much was
+    /// kept, and how much there was.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub limits: Vec<ProfileLimit>,
 }
 
 impl ProgramProfile {
     pub fn is_empty(&self) -> bool {
-        self.docs.is_empty() && self.own.is_empty() && self.tier.is_none()
+        self.docs.is_empty() && self.own.is_empty() && self.tier.is_none() && self.limits.is_empty()
+    }
+}
+
+/// One bound of a program's profile that cut something off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ProfileLimit {
+    /// `catalog`, `readme`, `links`, `module_doc`, `ui` or `actions`.
+    pub field: String,
+    /// The section or file the cut text came from, for doc prose.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub address: Option<String>,
+    /// What was kept and what there was, in `unit`s.
+    pub kept: u32,
+    pub total: u32,
+    /// `chars` or `items`.
+    pub unit: String,
+}
+
+impl ProfileLimit {
+    pub fn new(field: &str, address: Option<&str>, kept: usize, total: usize, unit: &str) -> ProfileLimit {
+        let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        ProfileLimit {
+            field: field.into(),
+            address: address.map(str::to_string),
+            kept: clamp(kept),
+            total: clamp(total),
+            unit: unit.into(),
+        }
     }
 }
 
