@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use safetensors::{Dtype, SafeTensors};
 
 use crate::EmbedError;
+use crate::int8::QuantLinear;
 
 /// The tensors of a `model.safetensors` file, looked up by name.
 pub(crate) struct Weights<'a> {
@@ -64,6 +65,7 @@ impl<'a> Weights<'a> {
             bias: self.tensor(&format!("{name}.bias"), &[outputs])?,
             inputs,
             outputs,
+            int8: None,
         })
     }
 
@@ -82,11 +84,21 @@ pub(crate) struct Linear {
     bias: Vec<f32>,
     inputs: usize,
     outputs: usize,
+    /// The int8 copy that runs instead, once [`Linear::set_int8`] made one.
+    int8: Option<QuantLinear>,
 }
 
 impl Linear {
+    /// Run in int8 (`true`) or `f32` from now on.
+    pub(crate) fn set_int8(&mut self, on: bool) {
+        self.int8 = on.then(|| QuantLinear::new(&self.weight, &self.bias, self.inputs, self.outputs));
+    }
+
     /// `x` is `rows × inputs`; `out` becomes `rows × outputs`.
     pub(crate) fn forward(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
+        if let Some(q) = &self.int8 {
+            return q.forward(x, rows, out);
+        }
         assert_eq!(x.len(), rows * self.inputs, "input is rows × inputs");
         out.clear();
         for _ in 0..rows {
@@ -319,15 +331,32 @@ fn erf(x: f32) -> f32 {
 pub(crate) fn softmax_rows(x: &mut [f32], width: usize) {
     for row in x.chunks_exact_mut(width) {
         let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let mut sum = 0.0;
         for v in row.iter_mut() {
-            *v = (*v - max).exp();
-            sum += *v;
+            *v = exp(*v - max);
         }
+        let inv = 1.0 / row.iter().sum::<f32>();
         for v in row.iter_mut() {
-            *v /= sum;
+            *v *= inv;
         }
     }
+}
+
+/// eˣ in single precision without a call, so the softmax loop vectorises
+/// (libm's `expf` was a twelfth of encoding a passage): x = n·ln 2 + r with
+/// |r| ≤ ln 2 / 2, eʳ by its degree-6 Taylor polynomial (within 4·10⁻⁷
+/// relative), and 2ⁿ put straight into the exponent bits.
+fn exp(x: f32) -> f32 {
+    // 1.5 · 2²³: adding it rounds to an integer, which lands in the low mantissa bits.
+    const ROUND: f32 = 12_582_912.0;
+    const LN2_HI: f32 = 0.693_145_75;
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    let x = x.clamp(-87.0, 88.0);
+    let t = x * std::f32::consts::LOG2_E + ROUND;
+    let n = t - ROUND;
+    let r = x - n * LN2_HI - n * LN2_LO;
+    let p = [1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0].iter().fold(1.0 / 720.0, |p, c| p * r + c);
+    let whole = (t.to_bits() as i32).wrapping_sub(ROUND.to_bits() as i32);
+    p * f32::from_bits(((whole + 127) << 23) as u32)
 }
 
 /// `C = alpha · A B + beta · C` for an `m × k` matrix `A` and a `k × n`
@@ -376,6 +405,19 @@ pub(crate) fn gemm(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn exp_is_within_a_few_ulps_of_libms() {
+        let mut worst = 0f32;
+        for i in -870_000..=880_000 {
+            let x = i as f32 / 10_000.0;
+            let want = x.exp();
+            worst = worst.max((super::exp(x) - want).abs() / want);
+        }
+        assert!(worst < 1e-6, "exp strays {worst} (relative) from libm's");
+        assert_eq!(super::exp(0.0), 1.0);
+        assert!(super::exp(f32::NEG_INFINITY) < 1e-37);
+    }
+
     #[test]
     fn erf_is_libms_to_single_precision() {
         let mut worst = 0f32;

@@ -30,7 +30,36 @@ use serde::{Deserialize, Serialize};
 
 use layers::{LayerNorm, Linear, Weights, gemm, softmax_rows};
 
+mod int8;
 mod layers;
+
+/// How an encoder's linear layers compute. Vectors of one model in two
+/// precisions are close but not equal, so an index records which it used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// The weights as the model ships them, in `f32`.
+    #[default]
+    F32,
+    /// Weights per output row and activations per token in 8-bit integers,
+    /// summed exactly in `i32` (AVX-512 VNNI where the CPU has it; the same
+    /// sums, slower, where not).
+    Int8,
+}
+
+impl Precision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::Int8 => "int8",
+        }
+    }
+}
+
+/// Whether int8 encoding runs on this CPU's VNNI instructions (else on the portable loop).
+pub fn int8_accelerated() -> bool {
+    int8::vnni_available()
+}
 
 /// What went wrong loading or running a model; every message names the file.
 #[derive(Debug, thiserror::Error)]
@@ -130,6 +159,7 @@ pub struct SentenceEncoder {
     /// The markers `token_ids` puts around a text (`[CLS]`, `[SEP]`).
     open: u32,
     close: u32,
+    precision: Precision,
 }
 
 impl std::fmt::Debug for SentenceEncoder {
@@ -286,7 +316,28 @@ impl SentenceEncoder {
             max_positions: config.max_position_embeddings,
             open,
             close,
+            precision: Precision::F32,
         })
+    }
+
+    /// Compute in `precision` from now on (int8 quantizes the weights once, here).
+    pub fn set_precision(&mut self, precision: Precision) {
+        if precision == self.precision {
+            return;
+        }
+        let on = precision == Precision::Int8;
+        for l in &mut self.layers {
+            for linear in
+                [&mut l.query, &mut l.key, &mut l.value, &mut l.attention_out, &mut l.intermediate, &mut l.output]
+            {
+                linear.set_int8(on);
+            }
+        }
+        self.precision = precision;
+    }
+
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     pub fn identity(&self) -> &ModelIdentity {

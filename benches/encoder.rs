@@ -1,0 +1,112 @@
+//! Sentence-encoder bench: tokens per second of each encoding lever against
+//! today's `f32` encoder in the same run, and how close each lever's vectors
+//! stay to the `f32` ones.
+//!
+//! The passages are the labs docs (`../shared/labs`) cut into 128-token
+//! passages the way the index cuts a section's body, else `corpus/docs`.
+//! Batches of 16 like-length passages run over the rayon pool, as
+//! `fabdex index` runs them.
+//!
+//! Run: `FABDEX_EMBED_MODEL=DIR cargo bench --bench encoder [-- PASSAGES]`
+//! (default 1,500 passages). Without a model it says so and skips.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use fabdex_embed::{Precision, SentenceEncoder, cosine};
+use rayon::prelude::*;
+
+fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            markdown_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
+        }
+    }
+}
+
+/// Passages of at most 128 tokens, markers included, in file order.
+fn passages(encoder: &SentenceEncoder, files: &[PathBuf], want: usize) -> Vec<Vec<u32>> {
+    let room = 128 - encoder.frame_len();
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let ids = encoder.piece_ids(&text).unwrap();
+        for window in ids.chunks(room) {
+            out.push(encoder.framed(&[window]));
+            if out.len() == want {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+fn encode_all(encoder: &SentenceEncoder, passages: &[Vec<u32>]) -> (f64, Vec<Vec<f32>>) {
+    let mut order: Vec<usize> = (0..passages.len()).collect();
+    order.sort_by_key(|&i| (passages[i].len(), i));
+    let t = Instant::now();
+    let chunks: Vec<Vec<(usize, Vec<f32>)>> = order
+        .par_chunks(16)
+        .map(|chunk| {
+            let batch: Vec<&[u32]> = chunk.iter().map(|&i| passages[i].as_slice()).collect();
+            chunk.iter().copied().zip(encoder.encode_ids(&batch).unwrap()).collect()
+        })
+        .collect();
+    let secs = t.elapsed().as_secs_f64();
+    let mut vectors = vec![Vec::new(); passages.len()];
+    for (i, v) in chunks.into_iter().flatten() {
+        vectors[i] = v;
+    }
+    (secs, vectors)
+}
+
+fn main() {
+    let Some(model) = std::env::var_os("FABDEX_EMBED_MODEL").map(PathBuf::from) else {
+        println!("skipping: set FABDEX_EMBED_MODEL to a sentence-transformers model folder");
+        return;
+    };
+    let want: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(1_500);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let labs = root.join("../shared/labs");
+    let source = if labs.is_dir() { labs } else { root.join("corpus/docs") };
+    let mut files = Vec::new();
+    markdown_files(&source, &mut files);
+    let mut encoder = SentenceEncoder::load(&model).unwrap();
+    let passages = passages(&encoder, &files, want);
+    let tokens: usize = passages.iter().map(Vec::len).sum();
+    println!(
+        "{} passages, {tokens} tokens, from {} ({} threads; int8 on {})\n",
+        passages.len(),
+        source.display(),
+        rayon::current_num_threads(),
+        if fabdex_embed::int8_accelerated() { "AVX-512 VNNI" } else { "the portable loop" }
+    );
+    // A warm-up, so that neither lever pays for page faults of the weights.
+    encode_all(&encoder, &passages[..passages.len().min(64)]);
+    // FABDEX_BENCH_ONLY_INT8 (for a profiler): int8 alone, compared with itself.
+    if std::env::var_os("FABDEX_BENCH_ONLY_INT8").is_some() {
+        encoder.set_precision(Precision::Int8);
+    }
+    let (base_secs, base) = encode_all(&encoder, &passages);
+    println!("| encoder | tokens/s | × f32 | mean cosine to f32 | worst cosine to f32 |");
+    println!("|---|---|---|---|---|");
+    let row = |name: &str, secs: f64, vectors: &[Vec<f32>]| {
+        let cos: Vec<f32> = vectors.iter().zip(&base).map(|(a, b)| cosine(a, b)).collect();
+        let mean = cos.iter().sum::<f32>() / cos.len() as f32;
+        let worst = cos.iter().copied().fold(1f32, f32::min);
+        println!("| {name} | {:.0} | {:.2}× | {mean:.5} | {worst:.5} |", tokens as f64 / secs, base_secs / secs);
+    };
+    row("f32 (matrixmultiply sgemm)", base_secs, &base);
+    if std::env::var_os("FABDEX_BENCH_SKIP_INT8").is_some() {
+        return;
+    }
+    encoder.set_precision(Precision::Int8);
+    encode_all(&encoder, &passages[..passages.len().min(64)]);
+    let (secs, int8) = encode_all(&encoder, &passages);
+    row("int8 linear layers", secs, &int8);
+}
