@@ -153,6 +153,16 @@ enum Command {
         /// Per-request timeout of the pull, in seconds.
         #[arg(long, default_value_t = 30)]
         timeout: u64,
+        /// Index without sentence embeddings, even when a model is registered
+        /// (`fabdex models add`) or the config names one.
+        #[arg(long)]
+        no_embeddings: bool,
+    },
+    /// The local model registry: sentence-embedding model folders that
+    /// `fabdex index` uses by default (see docs/ranking.md).
+    Models {
+        #[command(subcommand)]
+        what: ModelsWhat,
     },
     /// Serve the tools over MCP (stdio) or HTTP (tools, health, and the index service's endpoints).
     Serve {
@@ -278,6 +288,18 @@ enum Command {
         #[command(subcommand)]
         what: EvalWhat,
     },
+}
+
+#[derive(Subcommand)]
+enum ModelsWhat {
+    /// Register a sentence-transformers model folder: checked, copied under
+    /// the registry ($FABDEX_MODELS, else ~/.local/share/fabdex/models) and
+    /// made the default.
+    Add { dir: PathBuf },
+    /// The registered models, the default first.
+    List,
+    /// Unregister a model (by name or digest prefix) and delete its copy.
+    Remove { model: String },
 }
 
 #[derive(Subcommand)]
@@ -529,7 +551,8 @@ fn run(cli: Cli) -> Result<()> {
         embeddings: cli.embeddings.clone(),
     };
     match cli.command {
-        Command::Index { roots, config, out, from_index, timeout } => {
+        Command::Models { what } => run_models(what, cli.json),
+        Command::Index { roots, config, out, from_index, timeout, no_embeddings } => {
             let mut config = match (config, roots.is_empty()) {
                 (Some(path), true) => Config::load(&path)?,
                 (Some(_), false) => anyhow::bail!("give either ROOT paths or --config, not both"),
@@ -545,6 +568,14 @@ fn run(cli: Cli) -> Result<()> {
             };
             if let Some(model) = &scope.embeddings {
                 config.index.embeddings = Some(model.clone());
+            }
+            if no_embeddings && scope.embeddings.is_some() {
+                anyhow::bail!("give --embeddings DIR (or $FABDEX_EMBEDDINGS) or --no-embeddings, not both");
+            }
+            if no_embeddings {
+                config.index.embeddings = None;
+            } else if config.index.embeddings.is_none() {
+                config.index.embeddings = registered_model()?;
             }
             let dir = out.or(cli.index).or(config.index.out.clone()).unwrap_or_else(|| PathBuf::from(".fabdex"));
             if let Some(url) = from_index {
@@ -1454,6 +1485,40 @@ fn print_dep(node: &fabdex_query::DepNode, depth: usize) {
     }
 }
 
+/// The registered default model's folder, said on stderr; `None` when none is registered.
+fn registered_model() -> Result<Option<PathBuf>> {
+    let registry = fabdex_embed::registry::Registry::locate();
+    let Some(model) = registry.default_model()? else {
+        eprintln!(
+            "embeddings: none registered in {} (lexical and corpus-learned ranking; `fabdex models add DIR` adds a model)",
+            registry.dir().display()
+        );
+        return Ok(None);
+    };
+    eprintln!("embeddings: the registered model {} ({}); --no-embeddings indexes without", model.name, model.digest);
+    Ok(Some(model.dir))
+}
+
+fn run_models(what: ModelsWhat, json: bool) -> Result<()> {
+    let registry = fabdex_embed::registry::Registry::locate();
+    let models = match what {
+        ModelsWhat::Add { dir } => vec![registry.add(&dir)?],
+        ModelsWhat::List => registry.list()?,
+        ModelsWhat::Remove { model } => vec![registry.remove(&model)?],
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&models)?);
+        return Ok(());
+    }
+    if models.is_empty() {
+        println!("no models registered in {}", registry.dir().display());
+    }
+    for m in models {
+        println!("{}  {}  dim {}  {}", m.name, m.digest, m.dim, m.dir.display());
+    }
+    Ok(())
+}
+
 fn print_report(r: &IndexReport) -> Result<()> {
     let c = &r.counts;
     println!(
@@ -1488,8 +1553,18 @@ fn print_report(r: &IndexReport) -> Result<()> {
     }
     if let Some(e) = &r.embeddings {
         println!(
-            "embeddings: {} units in {} passages by {} ({}; {} encoded, {} from cache; {} read only to {} passages)",
-            c.embedded_units, e.passages, e.model.name, e.model_dir, e.encoded, e.reused, e.truncated, e.max_passages
+            "embeddings: {} units in {} passages by {} ({}; {}{}; {} encoded in {:.1} s, {} from cache; {} read only to {} passages)",
+            c.embedded_units,
+            e.passages,
+            e.model.name,
+            e.model_dir,
+            e.precision.as_str(),
+            if e.accelerated { " on AVX-512 VNNI" } else { "" },
+            e.encoded,
+            e.encode_ms as f64 / 1e3,
+            e.reused,
+            e.truncated,
+            e.max_passages
         );
     }
     println!(

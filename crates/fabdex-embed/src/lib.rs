@@ -32,6 +32,7 @@ use layers::{LayerNorm, Linear, Weights, gemm, softmax_rows};
 
 mod int8;
 mod layers;
+pub mod registry;
 
 /// How an encoder's linear layers compute. Vectors of one model in two
 /// precisions are close but not equal, so an index records which it used.

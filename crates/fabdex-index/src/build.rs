@@ -92,6 +92,15 @@ pub struct IndexReport {
 pub struct EmbeddingsReport {
     pub model: fabdex_embed::ModelIdentity,
     pub model_dir: String,
+    /// How the encoder computed (`f32` or `int8`).
+    #[serde(default)]
+    pub precision: fabdex_embed::Precision,
+    /// Whether int8 ran on AVX-512 VNNI (else on the portable loop, slower).
+    #[serde(default)]
+    pub accelerated: bool,
+    /// Wall time of encoding, and passages encoded per second.
+    #[serde(default)]
+    pub encode_ms: u64,
     /// Tokens per passage, and passages per unit at most.
     pub max_tokens: usize,
     pub max_passages: usize,
@@ -230,7 +239,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
 
     // The embedding model is loaded before anything is written: a bad one fails the build here.
     let encoder = match &config.index.embeddings {
-        Some(dir) => Some(crate::embeddings::load_model(dir)?),
+        Some(dir) => Some(crate::embeddings::load_model(dir, config.index.embedding_precision)?),
         None => None,
     };
 
@@ -243,7 +252,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         &skipped,
         &published,
         commonfabric_types.as_deref(),
-        encoder.as_ref().map(|e| e.identity()),
+        encoder.as_ref().map(|e| (e.identity(), e.precision())),
     );
     if layout.snapshot(&id).exists() && verify_all(&layout.snapshot(&id)).is_ok() {
         let mut report: IndexReport = crate::snapshot::read_json(&layout.snapshot(&id).join("report.json"))?;
@@ -661,6 +670,9 @@ fn write_snapshot(
         embeddings_report = Some(EmbeddingsReport {
             model: table.header.model.clone(),
             model_dir: table.header.model_dir.clone(),
+            precision: table.header.precision,
+            accelerated: table.header.precision == fabdex_embed::Precision::Int8 && fabdex_embed::int8_accelerated(),
+            encode_ms: clock.elapsed().as_millis() as u64,
             max_tokens: table.header.max_tokens,
             max_passages: table.header.max_passages,
             passages: table.header.passages as u64,
@@ -759,15 +771,20 @@ fn snapshot_id(
     skipped: &[Skipped],
     published: &[(usize, PublishedSet)],
     commonfabric_types: Option<&str>,
-    embedding_model: Option<&fabdex_embed::ModelIdentity>,
+    embedding_model: Option<(&fabdex_embed::ModelIdentity, fabdex_embed::Precision)>,
 ) -> String {
     let mut h = blake3::Hasher::new();
-    if let Some(model) = embedding_model {
+    if let Some((model, precision)) = embedding_model {
         use crate::embeddings::{HEADING_TOKENS, MAX_PASSAGES, MAX_TOKENS, TEXT_VERSION};
         h.update(
             format!(
-                "embeddings {} {MAX_TOKENS} passages {MAX_PASSAGES} heading {HEADING_TOKENS} text {TEXT_VERSION}\n",
-                model.digest
+                "embeddings {} {MAX_TOKENS} passages {MAX_PASSAGES} heading {HEADING_TOKENS} text {TEXT_VERSION}{}\n",
+                model.digest,
+                // f32 indexes keep the ids they had before precisions existed.
+                match precision {
+                    fabdex_embed::Precision::F32 => String::new(),
+                    p => format!(" precision {}", p.as_str()),
+                }
             )
             .as_bytes(),
         );

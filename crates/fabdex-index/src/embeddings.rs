@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use fabdex_embed::{ModelIdentity, SentenceEncoder};
+use fabdex_embed::{ModelIdentity, Precision, SentenceEncoder};
 use serde::{Deserialize, Serialize};
 
 use rayon::prelude::*;
@@ -78,6 +78,10 @@ pub struct EmbeddingsHeader {
     pub model: ModelIdentity,
     /// The model folder as the build found it (absolute): where queries load it from.
     pub model_dir: String,
+    /// How the vectors were computed; a question is encoded the same way.
+    /// (Tables before precisions were `f32`.)
+    #[serde(default)]
+    pub precision: Precision,
     /// Tokens per passage.
     pub max_tokens: usize,
     /// Passages per unit at most.
@@ -284,8 +288,11 @@ fn lead_paragraph(body: &str) -> Option<String> {
 const LEAD_CHARS: usize = 200;
 
 /// Load the model a build was asked to use; the error names the folder.
-pub fn load_model(dir: &Path) -> Result<SentenceEncoder> {
-    SentenceEncoder::load(dir).with_context(|| format!("[index] embeddings: cannot use `{}`", dir.display()))
+pub fn load_model(dir: &Path, precision: Precision) -> Result<SentenceEncoder> {
+    let mut encoder =
+        SentenceEncoder::load(dir).with_context(|| format!("[index] embeddings: cannot use `{}`", dir.display()))?;
+    encoder.set_precision(precision);
+    Ok(encoder)
 }
 
 /// The token ids of a unit's passages, and whether the unit is longer than
@@ -320,7 +327,11 @@ pub fn compute(
 ) -> Result<(UnitEmbeddings, EncodeStats)> {
     let model = encoder.identity().clone();
     let dim = model.dim;
-    let cache = cache_root.join(format!("embed-{}-ids", &model.digest["blake3:".len()..][..16]));
+    let precision = match encoder.precision() {
+        Precision::F32 => String::new(),
+        p => format!("-{}", p.as_str()),
+    };
+    let cache = cache_root.join(format!("embed-{}{precision}-ids", &model.digest["blake3:".len()..][..16]));
     std::fs::create_dir_all(&cache).with_context(|| format!("cannot create `{}`", cache.display()))?;
     let per_unit: Vec<(Vec<Vec<u32>>, bool)> =
         sources.par_iter().map(|s| passages(encoder, s)).collect::<Result<_>>()?;
@@ -371,6 +382,7 @@ pub fn compute(
     let header = EmbeddingsHeader {
         model,
         model_dir: encoder.dir().canonicalize().unwrap_or_else(|_| encoder.dir().to_path_buf()).display().to_string(),
+        precision: encoder.precision(),
         max_tokens: MAX_TOKENS,
         max_passages: MAX_PASSAGES,
         units: sources.len(),
@@ -400,6 +412,7 @@ mod tests {
         let header = EmbeddingsHeader {
             model: ModelIdentity { name: "m".into(), digest: "blake3:00".into(), dim: 2 },
             model_dir: "/m".into(),
+            precision: Precision::Int8,
             max_tokens: MAX_TOKENS,
             max_passages: MAX_PASSAGES,
             units: 2,

@@ -508,7 +508,8 @@ impl Engine {
         let encoder = self.encoder.get_or_init(|| {
             let header = &table.header;
             let dir = self.embedding_dir.clone().unwrap_or_else(|| std::path::PathBuf::from(&header.model_dir));
-            let encoder = fabdex_embed::SentenceEncoder::load(&dir).map_err(|e| e.to_string())?;
+            let mut encoder = fabdex_embed::SentenceEncoder::load(&dir).map_err(|e| e.to_string())?;
+            encoder.set_precision(header.precision);
             if encoder.identity().digest != header.model.digest {
                 return Err(format!(
                     "embedding model {}: is {} ({}), but the index was built with {} ({})",
