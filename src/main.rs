@@ -457,6 +457,9 @@ enum SearchWhat {
         /// Hits to return (default 10, at most 50).
         #[arg(long)]
         limit: Option<usize>,
+        /// Rank without the index's sentence embeddings of programs (loads no model).
+        #[arg(long)]
+        no_embeddings: bool,
     },
     /// Search documentation and skills.
     Docs {
@@ -811,7 +814,19 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Search {
             what:
-                SearchWhat::Patterns { text, tags, accepts, returns, kind, min_quality, depends_on, tier, have, limit },
+                SearchWhat::Patterns {
+                    text,
+                    tags,
+                    accepts,
+                    returns,
+                    kind,
+                    min_quality,
+                    depends_on,
+                    tier,
+                    have,
+                    limit,
+                    no_embeddings,
+                },
         } => {
             let parse_specs = |specs: &[String], what: &str| {
                 specs.iter().map(|s| FieldSpec::parse(s, what)).collect::<Result<Vec<_>, _>>()
@@ -842,6 +857,7 @@ fn run(cli: Cli) -> Result<()> {
                 have: parse_specs(&have, "--have")?,
                 limit,
                 tier,
+                embeddings: no_embeddings.then_some(false),
             };
             let engine = scope.engine()?;
             let result = scope.session(&engine)?.search_patterns(&query)?;
@@ -1553,9 +1569,10 @@ fn print_report(r: &IndexReport) -> Result<()> {
     }
     if let Some(e) = &r.embeddings {
         println!(
-            "embeddings: {} units in {} passages by {} ({}; {}{}; {} encoded in {:.1} s, {} from cache; {} read only to {} passages)",
+            "embeddings: {} units in {} passages and {} programs by {} ({}; {}{}; {} encoded in {:.1} s, {} from cache; {} read only to {} passages)",
             c.embedded_units,
             e.passages,
+            e.programs,
             e.model.name,
             e.model_dir,
             e.precision.as_str(),

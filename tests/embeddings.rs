@@ -179,3 +179,32 @@ fn an_unusable_model_fails_the_build_and_keeps_the_published_index() {
     let engine = Engine::open_index(&ws.index_dir()).unwrap();
     assert_eq!(search(&engine, "wish result", RetrievalMode::Hybrid).unwrap().mode, "hybrid-bm25-lsa");
 }
+
+#[test]
+fn pattern_search_fuses_the_programs_sentence_embeddings_and_says_so() {
+    use fabdex_query::PatternQuery;
+    let ws = Workspace::with_corpus();
+    let dir = model(&ws, "model", 1);
+    let report = build_with(&ws, Some(&dir)).unwrap();
+    let engine = Engine::open_index(&ws.index_dir()).unwrap();
+    let programs = engine.snapshot().patterns.programs.len() as u64;
+    assert!(programs > 0);
+    assert_eq!(report.counts.embedded_programs, programs, "every program, source or published, is embedded");
+    assert_eq!(report.embeddings.as_ref().unwrap().programs, programs);
+    let text = "give me a simple list view of my email inbox";
+    let q = PatternQuery { text: text.into(), ..Default::default() };
+    let dense = engine.search_patterns(&q).unwrap();
+    assert_eq!(dense.mode, "bm25f+semantic+embeddings");
+    assert!(dense.hits.iter().any(|h| h.why.iter().any(|w| w.starts_with("embeddings: "))), "{:?}", dense.hits);
+    // Turned off per query: no model part, and the same ranking as an index without one.
+    let off = engine.search_patterns(&PatternQuery { embeddings: Some(false), ..q.clone() }).unwrap();
+    assert_eq!(off.mode, "bm25f+semantic");
+    assert!(off.hits.iter().all(|h| h.why.iter().all(|w| !w.starts_with("embeddings: "))));
+
+    // Without a model: asking for embeddings is an error, not a silent lexical ranking.
+    build_with(&ws, None).unwrap();
+    let engine = Engine::open_index(&ws.index_dir()).unwrap();
+    assert_eq!(engine.search_patterns(&q).unwrap().mode, "bm25f+semantic");
+    let err = engine.search_patterns(&PatternQuery { embeddings: Some(true), ..q }).unwrap_err();
+    assert!(err.to_string().contains("no sentence embeddings of programs"), "{err}");
+}

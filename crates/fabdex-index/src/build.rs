@@ -106,7 +106,10 @@ pub struct EmbeddingsReport {
     pub max_passages: usize,
     /// Vectors in the table: every unit's passages.
     pub passages: u64,
-    /// Passages encoded in this build, and passages whose vector came from the cache.
+    /// Programs given vectors of their own (`tables/program-embeddings.bin`).
+    #[serde(default)]
+    pub programs: u64,
+    /// Passages (of units and programs) encoded in this build, and passages whose vector came from the cache.
     pub encoded: u64,
     pub reused: u64,
     /// Units longer than their passages read, read only that far.
@@ -665,6 +668,17 @@ fn write_snapshot(
         let bytes = table.to_bytes();
         fs::write(staging.join(crate::embeddings::TABLE), &bytes)?;
         tables.insert(crate::embeddings::TABLE.to_string(), digest_bytes(&bytes));
+        // Programs are few (labs: 357); they share the model and its cache.
+        let program_sources: Vec<_> = patterns.programs.iter().map(crate::embeddings::program_source).collect();
+        let mut program_stats = crate::embeddings::EncodeStats::default();
+        if !program_sources.is_empty() {
+            let (programs, s) = crate::embeddings::compute(encoder, &program_sources, &layout.cache(), &|_, _| {})?;
+            let bytes = programs.to_bytes();
+            fs::write(staging.join(crate::embeddings::PROGRAMS_TABLE), &bytes)?;
+            tables.insert(crate::embeddings::PROGRAMS_TABLE.to_string(), digest_bytes(&bytes));
+            counts.embedded_programs = programs.len() as u64;
+            program_stats = s;
+        }
         counts.embedded_units = table.len() as u64;
         counts.embeddings_truncated = table.header.truncated as u64;
         embeddings_report = Some(EmbeddingsReport {
@@ -676,8 +690,9 @@ fn write_snapshot(
             max_tokens: table.header.max_tokens,
             max_passages: table.header.max_passages,
             passages: table.header.passages as u64,
-            encoded: stats.encoded as u64,
-            reused: stats.reused as u64,
+            encoded: (stats.encoded + program_stats.encoded) as u64,
+            reused: (stats.reused + program_stats.reused) as u64,
+            programs: counts.embedded_programs,
             truncated: table.header.truncated as u64,
         });
         phases.insert("embeddings".into(), lap(&mut clock));
@@ -775,10 +790,10 @@ fn snapshot_id(
 ) -> String {
     let mut h = blake3::Hasher::new();
     if let Some((model, precision)) = embedding_model {
-        use crate::embeddings::{HEADING_TOKENS, MAX_PASSAGES, MAX_TOKENS, TEXT_VERSION};
+        use crate::embeddings::{HEADING_TOKENS, MAX_PASSAGES, MAX_TOKENS, PROGRAM_TEXT_VERSION, TEXT_VERSION};
         h.update(
             format!(
-                "embeddings {} {MAX_TOKENS} passages {MAX_PASSAGES} heading {HEADING_TOKENS} text {TEXT_VERSION}{}\n",
+                "embeddings {} {MAX_TOKENS} passages {MAX_PASSAGES} heading {HEADING_TOKENS} text {TEXT_VERSION} programs {PROGRAM_TEXT_VERSION}{}\n",
                 model.digest,
                 // f32 indexes keep the ids they had before precisions existed.
                 match precision {

@@ -28,6 +28,10 @@ use crate::passages::PassageVectors;
 
 pub const TABLE: &str = "tables/embeddings.bin";
 
+/// Sentence embeddings of the programs, in the patterns table's order: the
+/// same table format, one "unit" per program ([`program_source`]).
+pub const PROGRAMS_TABLE: &str = "tables/program-embeddings.bin";
+
 /// Tokens of one passage read by the model, `[CLS]` and `[SEP]` included.
 /// MiniLM-class models are trained on passages this long; a longer read of
 /// one vector measured no better on labs.
@@ -71,6 +75,9 @@ impl std::error::Error for EarlierTable {}
 /// passages cut from it); the snapshot id covers it. The vector cache is
 /// keyed by the token ids themselves.
 pub const TEXT_VERSION: u32 = 3;
+
+/// Version of what the model is given of a program ([`program_source`]).
+pub const PROGRAM_TEXT_VERSION: u32 = 1;
 
 /// What the table says about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -240,6 +247,47 @@ pub fn unit_source(file_text: &str, docs: &DocsTable, unit: &Unit) -> UnitSource
     };
     let body = file_text.get(unit.byte_start as usize..unit.byte_end as usize).unwrap_or("").to_string();
     UnitSource { heading: out.join(" > "), lead, body }
+}
+
+/// What the model reads of a program: its entry path in words and its
+/// `[NAME]`s as the heading; the description (JSDoc, or the first catalog
+/// or README prose) as the lead; then what describes it in the library's
+/// words first (catalog and README prose, keywords, the module comment),
+/// what a user sees (UI text), its action names and the sections linking
+/// to it. Contract field names are left to BM25F: they are code, not prose.
+pub fn program_source(p: &fabdex_model::ts::ProgramRow) -> UnitSource {
+    use fabdex_model::ts::DocRole;
+    let prof = &p.profile;
+    let words = |s: &str| s.replace(['/', '.', '-', '_'], " ");
+    let path = p.entry.strip_suffix(".tsx").or_else(|| p.entry.strip_suffix(".ts")).unwrap_or(&p.entry);
+    let mut heading = words(path).split_whitespace().collect::<Vec<_>>().join(" ");
+    for name in prof.own.names.iter().take(2) {
+        heading.push_str(" > ");
+        heading.push_str(name);
+    }
+    let notes = |role: DocRole| prof.docs.iter().filter(move |n| n.role == role);
+    let lead = p.description.clone().filter(|d| !d.trim().is_empty());
+    let mut body = Vec::new();
+    for role in [DocRole::Catalog, DocRole::Readme] {
+        for n in notes(role) {
+            body.push(n.text.clone());
+            if !n.keywords.is_empty() {
+                body.push(format!("Keywords: {}", n.keywords.join(", ")));
+            }
+        }
+    }
+    body.extend(prof.own.module_doc.clone());
+    if !p.hashtags.is_empty() {
+        body.push(p.hashtags.join(" "));
+    }
+    if !prof.own.ui.is_empty() {
+        body.push(prof.own.ui.join(". "));
+    }
+    if !prof.own.actions.is_empty() {
+        body.push(prof.own.actions.iter().map(|a| words(a)).collect::<Vec<_>>().join(", "));
+    }
+    body.extend(notes(DocRole::Link).map(|n| format!("{}: {}", n.heading, n.text)));
+    UnitSource { heading, lead, body: body.join("\n") }
 }
 
 /// The body token ranges of a unit's later passages. The first passage read

@@ -124,6 +124,9 @@ pub struct Counts {
     pub embedded_units: u64,
     #[serde(default)]
     pub embeddings_truncated: u64,
+    /// Programs with a sentence embedding of their profile (0 without a model).
+    #[serde(default)]
+    pub embedded_programs: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -200,6 +203,8 @@ pub struct Snapshot {
     pub semantic: SemanticModels,
     /// Sentence embeddings of the units, when the index was built with a model.
     pub embeddings: Option<crate::embeddings::UnitEmbeddings>,
+    /// Sentence embeddings of the programs' profiles, likewise.
+    pub program_embeddings: Option<crate::embeddings::UnitEmbeddings>,
     pub blobs: BlobStore,
 }
 
@@ -293,41 +298,13 @@ impl Snapshot {
             ))
             .into());
         }
-        let embeddings = match manifest.tables.get(crate::embeddings::TABLE) {
-            None => None,
-            Some(_) => {
-                let path = dir.join(crate::embeddings::TABLE);
-                let bytes = read_table(dir, &manifest, crate::embeddings::TABLE)?;
-                let table = match crate::embeddings::UnitEmbeddings::from_bytes(&bytes) {
-                    Ok(table) => table,
-                    Err(e) if e.is::<crate::embeddings::EarlierTable>() => bail!(
-                        "snapshot `{}` was built by an earlier fabdex: its sentence embeddings (`{}`) hold one vector per unit, and this one reads passages; re-run `fabdex index`",
-                        dir.display(),
-                        path.display()
-                    ),
-                    Err(e) => {
-                        return Err(CorruptSnapshot(format!(
-                            "snapshot is corrupted: `{}`: {e:#}; re-run `fabdex index`",
-                            path.display()
-                        ))
-                        .into());
-                    }
-                };
-                if table.len() != units.len() {
-                    return Err(CorruptSnapshot(format!(
-                        "snapshot is corrupted: `{}` covers {} units, the tables {}; re-run `fabdex index`",
-                        path.display(),
-                        table.len(),
-                        units.len()
-                    ))
-                    .into());
-                }
-                Some(table)
-            }
-        };
+        let embeddings = read_embeddings(dir, &manifest, crate::embeddings::TABLE, units.len(), "units")?;
+        let program_embeddings =
+            read_embeddings(dir, &manifest, crate::embeddings::PROGRAMS_TABLE, patterns.programs.len(), "programs")?;
         Ok(Snapshot {
             semantic,
             embeddings,
+            program_embeddings,
             dir: dir.to_path_buf(),
             blobs: BlobStore::new(dir.join("blobs")),
             manifest,
@@ -349,6 +326,46 @@ impl Snapshot {
             .get_text(&row.digest)
             .with_context(|| format!("reading `{}/{}` from the snapshot", row.root, row.path))
     }
+}
+
+/// A sentence-embeddings table, when the manifest lists it: checked against
+/// its digest and against the `expected` rows (units or programs) it must cover.
+fn read_embeddings(
+    dir: &Path,
+    manifest: &Manifest,
+    name: &str,
+    expected: usize,
+    what: &str,
+) -> Result<Option<crate::embeddings::UnitEmbeddings>> {
+    if !manifest.tables.contains_key(name) {
+        return Ok(None);
+    }
+    let path = dir.join(name);
+    let bytes = read_table(dir, manifest, name)?;
+    let table = match crate::embeddings::UnitEmbeddings::from_bytes(&bytes) {
+        Ok(table) => table,
+        Err(e) if e.is::<crate::embeddings::EarlierTable>() => bail!(
+            "snapshot `{}` was built by an earlier fabdex: its sentence embeddings (`{}`) hold one vector per unit, and this one reads passages; re-run `fabdex index`",
+            dir.display(),
+            path.display()
+        ),
+        Err(e) => {
+            return Err(CorruptSnapshot(format!(
+                "snapshot is corrupted: `{}`: {e:#}; re-run `fabdex index`",
+                path.display()
+            ))
+            .into());
+        }
+    };
+    if table.len() != expected {
+        return Err(CorruptSnapshot(format!(
+            "snapshot is corrupted: `{}` covers {} {what}, the tables {expected}; re-run `fabdex index`",
+            path.display(),
+            table.len(),
+        ))
+        .into());
+    }
+    Ok(Some(table))
 }
 
 /// A table's bytes, checked against the digest the manifest records for it.

@@ -26,6 +26,7 @@ fn main() {
         tiers: false,
         bm25f: false,
         semantic: false,
+        dense: false,
     };
     let rows: Vec<(&str, PatternLevers)> = vec![
         ("contract, name, JSDoc (sum of per-field BM25)", none),
@@ -38,15 +39,29 @@ fn main() {
         ),
         (
             "+ own text (module doc, [NAME], UI text, actions)",
-            PatternLevers { semantic: false, ..PatternLevers::default() },
+            PatternLevers { semantic: false, dense: false, ..PatternLevers::default() },
         ),
-        ("+ corpus-learned semantic model = default", PatternLevers::default()),
+        ("+ corpus-learned semantic model", PatternLevers { dense: false, ..PatternLevers::default() }),
     ];
+    let dense = engine.snapshot().program_embeddings.is_some();
+    let mut rows = rows;
+    if dense {
+        rows.push(("+ sentence embeddings of the profiles (index built with a model)", PatternLevers::default()));
+    }
     println!("| ranking | success@1 | success@5 | MRR@5 |");
     println!("|---|---|---|---|");
     for (name, levers) in &rows {
         let r = engine.eval_patterns_with(&tasks, levers).expect("eval");
         println!("| {name} | {:.2} | {:.2} | {:.3} |", r.success_at_1, r.success_at_5, r.mrr_at_5);
+    }
+    // FABDEX_SWEEP=w1,w2,…: the last row at each weight of the embeddings' cosine.
+    if let (true, Ok(sweep)) = (dense, std::env::var("FABDEX_SWEEP")) {
+        let mut engine = Engine::open_index(std::path::Path::new(index)).expect("open index");
+        for w in sweep.split(',').filter_map(|w| w.trim().parse::<f64>().ok()) {
+            engine.set_pattern_dense_weight(w);
+            let r = engine.eval_patterns_with(&tasks, &PatternLevers::default()).expect("eval");
+            println!("| embeddings weight {w} | {:.2} | {:.2} | {:.3} |", r.success_at_1, r.success_at_5, r.mrr_at_5);
+        }
     }
     if per_task {
         let r = engine.eval_patterns(&tasks).expect("eval");

@@ -30,8 +30,8 @@ pub use eval::{EvalReport, ExpectedSection, PatternEvalReport, PatternTask, Qrel
 pub use navigate::{Outline, OutlineRow, Related, RelatedLink, SectionRef};
 pub use pattern_read::{DepNode, DepTree, FileListing, PatternFileRow};
 pub use pattern_search::{
-    FieldMatch, FieldSpec, Fit, InputFit, PatternHit, PatternLevers, PatternQuery, PatternSearch, required_inputs,
-    schema_properties,
+    FieldMatch, FieldSpec, Fit, InputFit, PATTERN_DENSE_WEIGHT, PatternHit, PatternLevers, PatternQuery, PatternSearch,
+    required_inputs, schema_properties,
 };
 pub use patterns::{DeclaredSchemas, FileDiagnostic, Inspection};
 
@@ -68,6 +68,8 @@ pub struct Engine {
     embedding_dir: Option<std::path::PathBuf>,
     /// The index's embedding model, loaded by the first search that needs it.
     encoder: std::sync::OnceLock<Result<fabdex_embed::SentenceEncoder, String>>,
+    /// Weight of the programs' sentence-embedding cosine in pattern search.
+    pattern_dense_weight: f64,
 }
 
 impl Engine {
@@ -127,6 +129,7 @@ impl Engine {
             hybrid: Default::default(),
             embedding_dir: None,
             encoder: std::sync::OnceLock::new(),
+            pattern_dense_weight: pattern_search::PATTERN_DENSE_WEIGHT,
         })
     }
 

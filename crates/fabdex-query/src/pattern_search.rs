@@ -124,6 +124,9 @@ pub struct PatternLevers {
     pub bm25f: bool,
     /// The corpus-learned semantic model's similarity, beside BM25F.
     pub semantic: bool,
+    /// The sentence-embedding cosine of each program's profile, when the
+    /// index has program embeddings (and the query does not turn them off).
+    pub dense: bool,
 }
 
 impl Default for PatternLevers {
@@ -136,6 +139,7 @@ impl Default for PatternLevers {
             tiers: true,
             bm25f: true,
             semantic: true,
+            dense: true,
         }
     }
 }
@@ -165,6 +169,12 @@ const SEMANTIC_WEIGHT: f64 = 4.0;
 /// A program no query word matched is still a candidate when its semantic
 /// similarity reaches this.
 const SEMANTIC_ALONE: f32 = 0.35;
+/// Weight of the sentence-embedding cosine of a program's profile, on an
+/// index with program embeddings (see docs/pattern-index.md for the sweep).
+pub const PATTERN_DENSE_WEIGHT: f64 = 8.0;
+/// A program no query word matched is still a candidate when its
+/// sentence-embedding cosine reaches this.
+const DENSE_ALONE: f32 = 0.40;
 
 /// The text of each field of a program, in [`FIELDS`] order.
 pub(crate) fn field_texts(p: &ProgramRow) -> [String; N_FIELDS] {
@@ -449,6 +459,11 @@ pub struct PatternQuery {
     pub have: Vec<FieldSpec>,
     #[serde(default)]
     pub limit: Option<usize>,
+    /// `false`: rank without the index's sentence embeddings of programs
+    /// (no model is loaded). Unset: use them when the index has them.
+    /// `true`: require them; an index without them is an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<bool>,
 }
 
 /// A contract field that was requested and found.
@@ -560,8 +575,10 @@ pub struct PatternSearch {
     /// Hits left out by the limit.
     pub omitted: usize,
     /// How text was ranked: `bm25f+semantic` (BM25F fused with the
-    /// snapshot's corpus-learned semantic model) or `bm25f` (no query word
-    /// the model knows, or no text asked).
+    /// snapshot's corpus-learned semantic model), `bm25f+semantic+embeddings`
+    /// (and with the sentence-embedding cosine of each program's profile,
+    /// on an index built with a model), or `bm25f` (no query word the model
+    /// knows, or no text asked).
     pub mode: String,
 }
 
@@ -739,6 +756,38 @@ fn why_line(p: &ProgramRow, field: Field, ts: &[String]) -> String {
 }
 
 impl Engine {
+    /// Each program's sentence-embedding cosine with the query text, when
+    /// the index has program embeddings and neither the query nor the
+    /// levers turn them off. Asking for them on an index without them is an
+    /// error, never a silent lexical ranking.
+    fn program_dense(
+        &self,
+        q: &PatternQuery,
+        levers: &PatternLevers,
+        has_text: bool,
+    ) -> Result<Option<Vec<f32>>, QueryError> {
+        let table = match (&self.snap.program_embeddings, q.embeddings) {
+            (_, Some(false)) => return Ok(None),
+            (None, Some(true)) => {
+                return Err(QueryError::InvalidArgument(
+                    "this index has no sentence embeddings of programs: rebuild it with a model (`fabdex models add DIR`, then `fabdex index`), or search without embeddings".into(),
+                ));
+            }
+            (None, None) => return Ok(None),
+            (Some(table), _) => table,
+        };
+        if !levers.dense || !has_text || self.pattern_dense_weight <= 0.0 {
+            return Ok(None);
+        }
+        let (query, _) = self.embed_query(&table.header, &q.text)?;
+        Ok(Some(table.similarities(&query)))
+    }
+
+    /// Change the weight of the programs' sentence-embedding cosine (sweeps; the default is [`PATTERN_DENSE_WEIGHT`]).
+    pub fn set_pattern_dense_weight(&mut self, weight: f64) {
+        self.pattern_dense_weight = weight;
+    }
+
     /// Ranked patterns for a query; see [`PatternQuery`].
     pub fn search_patterns(&self, q: &PatternQuery) -> Result<PatternSearch, QueryError> {
         self.search_patterns_with(q, &PatternLevers::default())
@@ -794,10 +843,12 @@ impl Engine {
             matched: Vec<(Field, Vec<String>)>,
             fit: Option<Fit>,
             similarity: f32,
+            dense: f32,
         }
         let semantic = (levers.semantic && !query_terms.is_empty())
             .then(|| self.pattern_index.semantic(&self.snap.semantic.units, &query_terms))
             .flatten();
+        let dense = self.program_dense(q, levers, !query_terms.is_empty())?;
         let mut candidates: Vec<Candidate<'_>> = Vec::new();
         for (i, p) in self.snap.patterns.programs.iter().enumerate() {
             let meta = p.published.as_ref();
@@ -823,6 +874,7 @@ impl Engine {
             }
             let (text_score, matched) = self.pattern_index.score(i, &query_terms, levers);
             let similarity = semantic.as_ref().map_or(0.0, |s| s[i]);
+            let dense_cos = dense.as_ref().map_or(0.0, |d| d[i].max(0.0));
             let contract_terms = matched.iter().any(|(f, _)| matches!(f, Field::Result | Field::Argument));
             let fit = fit_scores.then(|| fit(p, q, contract_terms, !q.have.is_empty()));
             // Contract requests weigh like strong text matches: each field
@@ -840,6 +892,7 @@ impl Engine {
             let matched_anything = text_score > 0.0
                 || found > 0.0
                 || similarity >= SEMANTIC_ALONE
+                || dense_cos >= DENSE_ALONE
                 || (query_terms.is_empty() && requested == 0.0);
             if !matched_anything {
                 continue;
@@ -849,7 +902,8 @@ impl Engine {
                 (Some(t), true) => tier_factor(&t.tier),
                 _ => 1.0,
             };
-            let semantic_score = SEMANTIC_WEIGHT * f64::from(similarity);
+            let semantic_score =
+                SEMANTIC_WEIGHT * f64::from(similarity) + self.pattern_dense_weight * f64::from(dense_cos);
             let score = (text_score + semantic_score + contract_score - unbound) * quality_factor(quality) * standing;
             candidates.push(Candidate {
                 program: p,
@@ -857,6 +911,7 @@ impl Engine {
                 matched,
                 fit,
                 similarity,
+                dense: dense_cos,
             });
         }
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.program.entry.cmp(&b.program.entry)));
@@ -876,6 +931,9 @@ impl Engine {
                 let mut why: Vec<String> = c.matched.iter().map(|(f, ts)| why_line(p, *f, ts)).collect();
                 if c.similarity > 0.0 {
                     why.push(format!("semantic: {:.2} (corpus-learned model)", c.similarity));
+                }
+                if let (true, Some(table)) = (c.dense > 0.0, &self.snap.program_embeddings) {
+                    why.push(format!("embeddings: {:.2} ({})", c.dense, table.header.model.name));
                 }
                 why.extend(wanted_tags.iter().map(|t| format!("tag #{t}")));
                 why.extend(fit.returns.iter().map(|m| format!("returns {}: {}", m.field, m.ty)));
@@ -912,7 +970,13 @@ impl Engine {
             matched,
             omitted: matched - scored.len(),
             hits: scored,
-            mode: if semantic.is_some() { "bm25f+semantic" } else { "bm25f" }.to_string(),
+            mode: match (semantic.is_some(), dense.is_some()) {
+                (true, true) => "bm25f+semantic+embeddings",
+                (false, true) => "bm25f+embeddings",
+                (true, false) => "bm25f+semantic",
+                (false, false) => "bm25f",
+            }
+            .to_string(),
         })
     }
 }

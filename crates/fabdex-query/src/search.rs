@@ -505,8 +505,18 @@ impl Engine {
         if self.hybrid.dense <= 0.0 {
             return Ok(None);
         }
+        let (q, embedded) = self.embed_query(&table.header, query)?;
+        Ok(Some((table.similarities(&q), embedded)))
+    }
+
+    /// The query's vector by the model that made `header`'s table (loaded
+    /// once per engine, and checked by digest).
+    pub(crate) fn embed_query(
+        &self,
+        header: &fabdex_index::embeddings::EmbeddingsHeader,
+        query: &str,
+    ) -> Result<(Vec<f32>, EmbeddedQuery), QueryError> {
         let encoder = self.encoder.get_or_init(|| {
-            let header = &table.header;
             let dir = self.embedding_dir.clone().unwrap_or_else(|| std::path::PathBuf::from(&header.model_dir));
             let mut encoder = fabdex_embed::SentenceEncoder::load(&dir).map_err(|e| e.to_string())?;
             encoder.set_precision(header.precision);
@@ -528,9 +538,9 @@ impl Engine {
             ))
         })?;
         let invalid = |e: fabdex_embed::EmbedError| QueryError::InvalidArgument(e.to_string());
-        let (ids, truncated) = encoder.token_ids(query, table.header.max_tokens).map_err(invalid)?;
-        let q = encoder.encode_ids(&[&ids]).map_err(invalid)?;
-        Ok(Some((table.similarities(&q[0]), EmbeddedQuery { tokens: ids.len(), truncated })))
+        let (ids, truncated) = encoder.token_ids(query, header.max_tokens).map_err(invalid)?;
+        let mut q = encoder.encode_ids(&[&ids]).map_err(invalid)?;
+        Ok((q.swap_remove(0), EmbeddedQuery { tokens: ids.len(), truncated }))
     }
 
     fn unit_historical(&self, unit: u32) -> bool {
