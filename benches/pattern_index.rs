@@ -74,9 +74,9 @@ fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     if let Some(dir) = std::env::args().skip(1).find(|a| !a.starts_with('-')) {
         let tasks: Vec<String> = TASKS.iter().map(|t| t.to_string()).collect();
-        return bench_library(&PathBuf::from(dir), &tasks);
+        return bench_library(&PathBuf::from(dir), &tasks, None);
     }
-    bench_library(&root.join("corpus/patterns"), &TASKS.iter().map(|t| t.to_string()).collect::<Vec<_>>());
+    bench_library(&root.join("corpus/patterns"), &TASKS.iter().map(|t| t.to_string()).collect::<Vec<_>>(), None);
     let labs = std::env::var_os("FABDEX_LABS_PATTERNS")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("../labs-checkout/packages/patterns"));
@@ -90,11 +90,21 @@ skipping labs: no pattern checkout at {} (set FABDEX_LABS_PATTERNS)",
     }
     let text = std::fs::read_to_string(root.join("tests/data/labs-pattern-tasks.json")).unwrap();
     let tasks: Vec<PatternTask> = serde_json::from_str(&text).unwrap();
+    let tasks: Vec<String> = tasks.into_iter().map(|t| t.task).collect();
     println!();
-    bench_library(&labs, &tasks.into_iter().map(|t| t.task).collect::<Vec<_>>());
+    bench_library(&labs, &tasks, None);
+    // With a sentence model (the encoder bench's variable): the question is
+    // encoded on every search, so this is the ranking's worst case.
+    match std::env::var_os("FABDEX_EMBED_MODEL") {
+        Some(model) => {
+            println!();
+            bench_library(&labs, &tasks, Some(PathBuf::from(model)));
+        }
+        None => println!("\nskipping labs with embeddings: set FABDEX_EMBED_MODEL to a model folder"),
+    }
 }
 
-fn bench_library(dir: &std::path::Path, tasks: &[String]) {
+fn bench_library(dir: &std::path::Path, tasks: &[String], model: Option<PathBuf>) {
     if !dir.is_dir() {
         eprintln!("skipping: {} is not a folder", dir.display());
         return;
@@ -103,6 +113,7 @@ fn bench_library(dir: &std::path::Path, tasks: &[String]) {
     let mut config = Config::from_roots(&[dir.to_path_buf()]).unwrap();
     config.roots[0].name = "patterns".into();
     config.roots[0].kind = Some(fabdex_model::records::RootKind::Patterns);
+    config.index.embeddings = model;
     let t = Instant::now();
     let report = fabdex_index::build(&config, &BuildOptions::new(tmp.path())).unwrap();
     let build = t.elapsed();

@@ -680,11 +680,12 @@ fn run(cli: Cli) -> Result<()> {
                 return print_json(&result);
             }
             println!(
-                "{} of {} matching sections for {:?} (terms: {})",
+                "{} of {} matching sections for {:?} (terms: {}; ranked by {})",
                 result.hits.len(),
                 result.matched,
                 result.query,
-                result.terms.join(" ")
+                result.terms.join(" "),
+                result.mode
             );
             for (i, hit) in result.hits.iter().enumerate() {
                 println!(
@@ -1435,7 +1436,13 @@ fn eval_docs(
 }
 
 fn print_pattern_hits(result: &fabdex_query::PatternSearch) {
-    println!("{} of {} matching patterns (terms: {})", result.hits.len(), result.matched, result.terms.join(" "));
+    println!(
+        "{} of {} matching patterns (terms: {}; ranked by {})",
+        result.hits.len(),
+        result.matched,
+        result.terms.join(" "),
+        result.mode
+    );
     for hit in &result.hits {
         let meta: Vec<&str> = [hit.kind.map(|k| k.as_str()), hit.quality.map(|q| q.as_str()), hit.tier.as_deref()]
             .into_iter()
