@@ -208,3 +208,32 @@ fn pattern_search_fuses_the_programs_sentence_embeddings_and_says_so() {
     let err = engine.search_patterns(&PatternQuery { embeddings: Some(true), ..q }).unwrap_err();
     assert!(err.to_string().contains("no sentence embeddings of programs"), "{err}");
 }
+
+#[test]
+fn a_model_with_cls_pooling_and_prompts_indexes_and_answers_as_itself() {
+    let ws = Workspace::docs_only();
+    let plain = model(&ws, "plain", 1);
+    let plain_digest = build_with(&ws, Some(&plain)).unwrap().embeddings.unwrap().model.digest;
+    // The same weights, shaped as an E5/BGE folder: [CLS] pooling and a prompt per side.
+    let dir = model(&ws, "e5", 1);
+    fs::write(dir.join("1_Pooling/config.json"), r#"{"pooling_mode_cls_token": true}"#).unwrap();
+    fs::write(
+        dir.join("config_sentence_transformers.json"),
+        r#"{"prompts": {"query": "query: ", "passage": "passage: "}}"#,
+    )
+    .unwrap();
+    let report = build_with(&ws, Some(&dir)).unwrap();
+    let e = report.embeddings.unwrap();
+    assert_ne!(e.model.digest, plain_digest);
+    assert_eq!((e.encoded, e.reused), (e.passages, 0), "prompted passages are other passages: nothing from the cache");
+
+    let engine = Engine::open_index(&ws.index_dir()).unwrap();
+    let hits = search(&engine, "how do I tell whether a wish found nothing", RetrievalMode::Hybrid).unwrap();
+    assert_eq!(hits.mode, "hybrid-bm25-lsa-dense");
+    assert!(hits.hits.iter().any(|h| h.why.score_parts.dense > 0.0));
+    // Without its prompts the folder is another model, and the index says so.
+    fs::remove_file(dir.join("config_sentence_transformers.json")).unwrap();
+    let engine = Engine::open_index(&ws.index_dir()).unwrap();
+    let message = search(&engine, "wish result", RetrievalMode::Hybrid).unwrap_err().to_string();
+    assert!(message.contains("but the index was built with"), "{message}");
+}

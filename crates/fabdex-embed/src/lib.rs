@@ -14,13 +14,20 @@
 //!   `matrixmultiply`'s sgemm for the matrix products: only the one
 //!   architecture is needed, and a question of a dozen tokens encodes
 //!   without a tensor library's per-operation overhead.
-//! - **Pooling.** Mean over the real tokens (the attention mask), then L2
-//!   normalisation. A model whose pooling config asks for another pooling is
-//!   refused rather than run wrongly.
+//! - **Pooling.** Mean over the tokens (MiniLM, E5) or the `[CLS]` token's
+//!   state (BGE), as `1_Pooling/config.json` says, then L2 normalisation. A
+//!   pooling config that asks for anything else (max, mean-sqrt-len, or two
+//!   at once) is refused rather than run wrongly.
+//! - **Prompts.** A model trained to see which side of a search a text is on
+//!   (E5's `query: ` and `passage: `, BGE's query instruction) says so in
+//!   `config_sentence_transformers.json`'s `prompts` (`query`, and `passage`
+//!   or `document`). [`SentenceEncoder::token_ids_as`] and
+//!   [`SentenceEncoder::framed_as`] put the prompt before the text.
 //! - **Identity.** [`ModelIdentity::digest`] is blake3 over the config, the
-//!   tokenizer and the weights. An index records it, and a query refuses a
-//!   model with another digest, because vectors of two models are not
-//!   comparable.
+//!   tokenizer and the weights, and over the pooling and prompts when they
+//!   are not mean pooling without prompts. An index records it, and a query
+//!   refuses a model with another digest, because vectors of two models are
+//!   not comparable.
 //! - **Truncation.** Each text is cut to `max_tokens` tokens, counting the
 //!   `[CLS]`/`[SEP]` markers; callers say how far they read.
 
@@ -55,6 +62,23 @@ impl Precision {
             Precision::Int8 => "int8",
         }
     }
+}
+
+/// How the token states of the last layer become one vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pooling {
+    /// The mean of every token's state (MiniLM, E5).
+    Mean,
+    /// The first token's (`[CLS]`) state (BGE).
+    Cls,
+}
+
+/// Which side of a search a text is on: a model with prompts marks each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Query,
+    Passage,
 }
 
 /// Whether int8 encoding runs on this CPU's VNNI instructions (else on the portable loop).
@@ -130,6 +154,13 @@ struct PoolingConfig {
     pooling_mode_mean_sqrt_len_tokens: bool,
 }
 
+/// `config_sentence_transformers.json`: only its prompts matter here.
+#[derive(Debug, Default, Deserialize)]
+struct SentenceTransformersConfig {
+    #[serde(default)]
+    prompts: std::collections::HashMap<String, String>,
+}
+
 struct Layer {
     query: Linear,
     key: Linear,
@@ -161,6 +192,11 @@ pub struct SentenceEncoder {
     open: u32,
     close: u32,
     precision: Precision,
+    pooling: Pooling,
+    /// The prompts' word pieces (empty: none), and the prompts as written.
+    query_prefix: Vec<u32>,
+    passage_prefix: Vec<u32>,
+    prompts: (String, String),
 }
 
 impl std::fmt::Debug for SentenceEncoder {
@@ -222,23 +258,8 @@ impl SentenceEncoder {
                 ),
             ));
         }
-        let pooling_path = dir.join("1_Pooling/config.json");
-        if pooling_path.exists() {
-            let bytes =
-                std::fs::read(&pooling_path).map_err(|e| fail(&pooling_path, format!("cannot read it: {e}")))?;
-            let pooling: PoolingConfig = serde_json::from_slice(&bytes)
-                .map_err(|e| fail(&pooling_path, format!("is not a pooling config: {e}")))?;
-            if !pooling.pooling_mode_mean_tokens
-                || pooling.pooling_mode_cls_token
-                || pooling.pooling_mode_max_tokens
-                || pooling.pooling_mode_mean_sqrt_len_tokens
-            {
-                return Err(fail(
-                    &pooling_path,
-                    "asks for a pooling other than the mean of tokens, which is the only one supported".into(),
-                ));
-            }
-        }
+        let pooling = read_pooling(&dir.join("1_Pooling/config.json"))?;
+        let prompts = read_prompts(&dir.join("config_sentence_transformers.json"))?;
 
         let tokenizer_path = dir.join("tokenizer.json");
         let mut tokenizer = tokenizers::Tokenizer::from_bytes(&tokenizer_bytes)
@@ -253,6 +274,11 @@ impl SentenceEncoder {
         for bytes in [&config_bytes, &tokenizer_bytes, &weights_bytes] {
             hasher.update(&(bytes.len() as u64).to_le_bytes());
             hasher.update(bytes);
+        }
+        // Mean pooling without prompts keeps the digests models had before
+        // either was read; anything else changes every vector, so the digest.
+        if pooling != Pooling::Mean || !prompts.0.is_empty() || !prompts.1.is_empty() {
+            hasher.update(format!("pooling {pooling:?} query {:?} passage {:?}", prompts.0, prompts.1).as_bytes());
         }
         let identity = ModelIdentity {
             name: dir
@@ -303,6 +329,13 @@ impl SentenceEncoder {
             ));
         };
         let (open, close) = (*open, *close);
+        let pieces = |prompt: &str| -> Result<Vec<u32>, EmbedError> {
+            let enc = tokenizer
+                .encode(prompt, false)
+                .map_err(|e| fail(&tokenizer_path, format!("cannot encode the prompt {prompt:?}: {e}")))?;
+            Ok(enc.get_ids().to_vec())
+        };
+        let (query_prefix, passage_prefix) = (pieces(&prompts.0)?, pieces(&prompts.1)?);
         Ok(SentenceEncoder {
             dir: dir.to_path_buf(),
             identity,
@@ -318,6 +351,10 @@ impl SentenceEncoder {
             open,
             close,
             precision: Precision::F32,
+            pooling,
+            query_prefix,
+            passage_prefix,
+            prompts,
         })
     }
 
@@ -362,6 +399,51 @@ impl SentenceEncoder {
             ids.push(last);
         }
         Ok((ids, cut))
+    }
+
+    /// How this model pools token states.
+    pub fn pooling(&self) -> Pooling {
+        self.pooling
+    }
+
+    /// The model's query and passage prompts as written (empty: none).
+    pub fn prompts(&self) -> (&str, &str) {
+        (&self.prompts.0, &self.prompts.1)
+    }
+
+    fn prefix(&self, role: Role) -> &[u32] {
+        match role {
+            Role::Query => &self.query_prefix,
+            Role::Passage => &self.passage_prefix,
+        }
+    }
+
+    /// [`Self::token_ids`] for a text on one side of a search: the model's
+    /// prompt for that side goes first and is never cut; the text is cut to
+    /// fit `max_tokens` in all.
+    pub fn token_ids_as(&self, role: Role, text: &str, max_tokens: usize) -> Result<(Vec<u32>, bool), EmbedError> {
+        let prefix = self.prefix(role);
+        if prefix.is_empty() {
+            return self.token_ids(text, max_tokens);
+        }
+        let pieces = self.piece_ids(text)?;
+        let room = max_tokens.min(self.max_positions).saturating_sub(self.frame_len_as(role));
+        let cut = pieces.len() > room;
+        Ok((self.framed_as(role, &[&pieces[..pieces.len().min(room)]]), cut))
+    }
+
+    /// [`Self::framed`] for a text on one side of a search: the model's
+    /// prompt for that side first.
+    pub fn framed_as(&self, role: Role, parts: &[&[u32]]) -> Vec<u32> {
+        let mut all = Vec::with_capacity(parts.len() + 1);
+        all.push(self.prefix(role));
+        all.extend_from_slice(parts);
+        self.framed(&all)
+    }
+
+    /// Ids [`Self::framed_as`] adds around its parts.
+    pub fn frame_len_as(&self, role: Role) -> usize {
+        self.frame_len() + self.prefix(role).len()
     }
 
     /// Word-piece ids of `text` with no markers and no cut: the stuff
@@ -429,6 +511,39 @@ impl SentenceEncoder {
     /// each sequence, so no padding or mask is needed.
     fn forward(&self, seqs: &[&[u32]]) -> Vec<Vec<f32>> {
         let h = self.hidden;
+        let (x, starts) = self.last_states(seqs);
+        seqs.iter().zip(&starts).map(|(seq, &start)| self.pool(&x[start * h..(start + seq.len()) * h])).collect()
+    }
+
+    /// The last layer's state of every token of `ids` (from
+    /// [`Self::token_ids`]), before pooling: what [`Self::encode_ids`] pools.
+    pub fn token_states(&self, ids: &[u32]) -> Vec<Vec<f32>> {
+        let (x, _) = self.last_states(&[ids]);
+        x.chunks_exact(self.hidden).map(<[f32]>::to_vec).collect()
+    }
+
+    /// One sequence's token states pooled as the model says, L2-normalised.
+    fn pool(&self, states: &[f32]) -> Vec<f32> {
+        let h = self.hidden;
+        let mut pooled = match self.pooling {
+            Pooling::Cls => states[..h].to_vec(),
+            Pooling::Mean => {
+                let mut mean = vec![0f32; h];
+                for row in states.chunks_exact(h) {
+                    mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
+                }
+                mean
+            }
+        };
+        let norm = pooled.iter().map(|v| v * v).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
+        pooled.iter_mut().for_each(|m| *m /= norm);
+        pooled
+    }
+
+    /// The batch's last-layer token states, one row per token, and where
+    /// each sequence starts.
+    fn last_states(&self, seqs: &[&[u32]]) -> (Vec<f32>, Vec<usize>) {
+        let h = self.hidden;
         let starts: Vec<usize> = seqs
             .iter()
             .scan(0, |at, s| {
@@ -481,19 +596,44 @@ impl SentenceEncoder {
             std::mem::swap(&mut x, &mut t);
         }
 
-        seqs.iter()
-            .zip(&starts)
-            .map(|(seq, &start)| {
-                let mut mean = vec![0f32; h];
-                for row in x[start * h..(start + seq.len()) * h].chunks_exact(h) {
-                    mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
-                }
-                let norm = mean.iter().map(|v| v * v).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
-                mean.iter_mut().for_each(|m| *m /= norm);
-                mean
-            })
-            .collect()
+        (x, starts)
     }
+}
+
+/// The pooling `1_Pooling/config.json` asks for: mean without the file.
+fn read_pooling(path: &Path) -> Result<Pooling, EmbedError> {
+    let fail = |message: String| EmbedError::Model { path: path.to_path_buf(), message };
+    if !path.exists() {
+        return Ok(Pooling::Mean);
+    }
+    let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
+    let c: PoolingConfig = serde_json::from_slice(&bytes).map_err(|e| fail(format!("is not a pooling config: {e}")))?;
+    match (
+        c.pooling_mode_mean_tokens,
+        c.pooling_mode_cls_token,
+        c.pooling_mode_max_tokens || c.pooling_mode_mean_sqrt_len_tokens,
+    ) {
+        (true, false, false) => Ok(Pooling::Mean),
+        (false, true, false) => Ok(Pooling::Cls),
+        _ => Err(fail(
+            "asks for a pooling other than the mean of tokens or the [CLS] token alone, which are the ones supported"
+                .into(),
+        )),
+    }
+}
+
+/// The query and passage prompts of `config_sentence_transformers.json`
+/// (`passage`, else `document`); none without the file.
+fn read_prompts(path: &Path) -> Result<(String, String), EmbedError> {
+    let fail = |message: String| EmbedError::Model { path: path.to_path_buf(), message };
+    if !path.exists() {
+        return Ok(Default::default());
+    }
+    let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
+    let c: SentenceTransformersConfig =
+        serde_json::from_slice(&bytes).map_err(|e| fail(format!("is not a sentence-transformers config: {e}")))?;
+    let get = |k: &str| c.prompts.get(k).cloned();
+    Ok((get("query").unwrap_or_default(), get("passage").or_else(|| get("document")).unwrap_or_default()))
 }
 
 /// Dot product of two unit vectors (their cosine). A question is compared

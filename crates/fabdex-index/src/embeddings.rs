@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use fabdex_embed::{ModelIdentity, Precision, SentenceEncoder};
+use fabdex_embed::{ModelIdentity, Precision, Role, SentenceEncoder};
 use serde::{Deserialize, Serialize};
 
 use rayon::prelude::*;
@@ -343,12 +343,12 @@ pub fn load_model(dir: &Path, precision: Precision) -> Result<SentenceEncoder> {
     Ok(encoder)
 }
 
-/// The token ids of a unit's passages, and whether the unit is longer than
-/// they read. The first is [`UnitSource::first_text`] cut at [`MAX_TOKENS`];
+/// The token ids of a unit's passages (each with the model's passage prompt,
+/// if it has one), and whether the unit is longer than they read. The first is [`UnitSource::first_text`] cut at [`MAX_TOKENS`];
 /// a longer unit's later passages are its heading path (cut at
 /// [`HEADING_TOKENS`]) and the next window of its body.
 pub fn passages(encoder: &SentenceEncoder, source: &UnitSource) -> Result<(Vec<Vec<u32>>, bool)> {
-    let (first, cut) = encoder.token_ids(&source.first_text(), MAX_TOKENS)?;
+    let (first, cut) = encoder.token_ids_as(Role::Passage, &source.first_text(), MAX_TOKENS)?;
     if !cut {
         return Ok((vec![first], false));
     }
@@ -356,11 +356,11 @@ pub fn passages(encoder: &SentenceEncoder, source: &UnitSource) -> Result<(Vec<V
     heading.truncate(HEADING_TOKENS);
     let preamble = encoder.piece_ids(&source.preamble())?.len();
     let body = encoder.piece_ids(&source.body)?;
-    let room = MAX_TOKENS - encoder.frame_len();
+    let room = MAX_TOKENS.saturating_sub(encoder.frame_len_as(Role::Passage));
     let (windows, cut) =
         later_windows(body.len(), room.saturating_sub(preamble), room.saturating_sub(heading.len()), MAX_PASSAGES - 1);
     let mut out = vec![first];
-    out.extend(windows.into_iter().map(|w| encoder.framed(&[&heading, &body[w]])));
+    out.extend(windows.into_iter().map(|w| encoder.framed_as(Role::Passage, &[&heading, &body[w]])));
     Ok((out, cut))
 }
 

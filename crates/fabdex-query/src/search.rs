@@ -538,7 +538,8 @@ impl Engine {
             ))
         })?;
         let invalid = |e: fabdex_embed::EmbedError| QueryError::InvalidArgument(e.to_string());
-        let (ids, truncated) = encoder.token_ids(query, header.max_tokens).map_err(invalid)?;
+        let (ids, truncated) =
+            encoder.token_ids_as(fabdex_embed::Role::Query, query, header.max_tokens).map_err(invalid)?;
         let mut q = encoder.encode_ids(&[&ids]).map_err(invalid)?;
         Ok((q.swap_remove(0), EmbeddedQuery { tokens: ids.len(), truncated }))
     }
