@@ -687,6 +687,9 @@ fn run(cli: Cli) -> Result<()> {
                 result.terms.join(" "),
                 result.mode
             );
+            if !result.fused_clauses.is_empty() {
+                println!("(each clause ranked too, and fused by reciprocal rank: {:?})", result.fused_clauses);
+            }
             for (i, hit) in result.hits.iter().enumerate() {
                 println!(
                     "\n{:>2}. {}  [{:.2}{}]",

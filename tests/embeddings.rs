@@ -237,3 +237,30 @@ fn a_model_with_cls_pooling_and_prompts_indexes_and_answers_as_itself() {
     let message = search(&engine, "wish result", RetrievalMode::Hybrid).unwrap_err().to_string();
     assert!(message.contains("but the index was built with"), "{message}");
 }
+
+#[test]
+fn with_a_model_a_question_of_several_clauses_is_ranked_clause_by_clause_and_fused() {
+    let ws = Workspace::docs_only();
+    let dir = model(&ws, "model", 1);
+    build_with(&ws, Some(&dir)).unwrap();
+    let mut engine = Engine::open_index(&ws.index_dir()).unwrap();
+    let question = "what does a wish hand back when it finds a piece, and how do I tell whether it found nothing?";
+    let fused = search(&engine, question, RetrievalMode::Hybrid).unwrap();
+    assert_eq!(
+        fused.fused_clauses,
+        ["what does a wish hand back when it finds a piece", "how do I tell whether it found nothing"]
+    );
+    // Each hit's score is its reciprocal-rank sum: at most one 1/61 per list.
+    assert!(fused.hits.iter().all(|h| h.score > 0.0 && h.score <= 3.0 / 61.0 + 1e-6), "{:?}", fused.hits);
+    assert!(fused.hits.windows(2).all(|w| w[0].score >= w[1].score));
+    assert!(fused.embedded_query.is_some());
+
+    // One clause: ranked as before, nothing fused.
+    let single = search(&engine, "how do I tell whether a wish found nothing", RetrievalMode::Hybrid).unwrap();
+    assert!(single.fused_clauses.is_empty());
+    // Without the model's part (bm25, or fusion turned off) clauses are not ranked apart.
+    assert!(search(&engine, question, RetrievalMode::Bm25).unwrap().fused_clauses.is_empty());
+    engine.set_clause_fusion(false);
+    let whole = search(&engine, question, RetrievalMode::Hybrid).unwrap();
+    assert!(whole.fused_clauses.is_empty() && whole.hits[0].score > 3.0 / 61.0, "{:?}", whole.hits[0]);
+}

@@ -39,7 +39,8 @@ fn main() {
     ];
     // An index built with `--embeddings` adds the dense rows.
     if engine.snapshot().embeddings.is_some() {
-        rows.push(("+ sentence embeddings = hybrid (`--embeddings`)", RetrievalMode::Hybrid, d));
+        rows.push(("+ sentence embeddings, clauses not fused", RetrievalMode::Hybrid, d));
+        rows.push(("+ clauses ranked apart and fused = hybrid with a model", RetrievalMode::Hybrid, d));
         rows.push((
             "sentence embeddings alone",
             RetrievalMode::Hybrid,
@@ -58,10 +59,29 @@ fn main() {
             off(&|w| (w.lexical, w.file_semantic, w.symbol, w.dense) = (0.0, 0.0, 0.0, 0.0)),
         ),
     ]);
+    // FABDEX_WEIGHTS="l,s,f,y,d;…": one more row per weight set (lexical,
+    // semantic, file semantic, symbol, dense), for sweeps.
+    if let Ok(sets) = std::env::var("FABDEX_WEIGHTS") {
+        for set in sets.split(';').filter(|s| !s.trim().is_empty()) {
+            let v: Vec<f32> = set.split(',').map(|x| x.trim().parse().expect("a number")).collect();
+            let [lexical, semantic, file_semantic, symbol, dense] = v[..] else {
+                panic!("FABDEX_WEIGHTS: `{set}` is not five numbers");
+            };
+            // FABDEX_UNFUSED=1: these rows without the fusion of clauses.
+            let unfused = if std::env::var_os("FABDEX_UNFUSED").is_some() { ", clauses not fused" } else { "" };
+            let label: &'static str = Box::leak(format!("weights {set}{unfused}").into_boxed_str());
+            rows.push((
+                label,
+                RetrievalMode::Hybrid,
+                HybridWeights { lexical, semantic, file_semantic, symbol, dense },
+            ));
+        }
+    }
     println!("| ranking | recall@5 | recall@10 | MRR@10 | nDCG@10 |");
     println!("|---|---|---|---|---|");
     for (name, mode, weights) in rows {
         engine.set_hybrid_weights(weights);
+        engine.set_clause_fusion(!name.contains("clauses not fused"));
         let r = engine.eval_docs(&qrels, 10, include_history, mode).expect("eval");
         println!(
             "| {name} | {:.2} | {:.2} | {:.3} | {:.3} |",

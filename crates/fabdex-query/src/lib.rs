@@ -10,6 +10,7 @@
 //! that window, its char range, the total, the digest of the returned text,
 //! whether it was truncated and the address of the next window.
 
+mod clauses;
 mod error;
 mod eval;
 mod navigate;
@@ -64,6 +65,9 @@ pub struct Engine {
     symbols: HashMap<String, (String, Vec<u32>)>,
     /// Weights of the hybrid ranking (the defaults unless an ablation sets others).
     hybrid: search::HybridWeights,
+    /// Whether a question of several clauses is ranked clause by clause and
+    /// fused, when the sentence model ranks (on unless an ablation turns it off).
+    fuse_clauses: bool,
     /// Where to load the embedding model from, instead of the folder the index recorded.
     embedding_dir: Option<std::path::PathBuf>,
     /// The index's embedding model, loaded by the first search that needs it.
@@ -127,6 +131,7 @@ impl Engine {
             pattern_index,
             symbols,
             hybrid: Default::default(),
+            fuse_clauses: true,
             embedding_dir: None,
             encoder: std::sync::OnceLock::new(),
             pattern_dense_weight: pattern_search::PATTERN_DENSE_WEIGHT,

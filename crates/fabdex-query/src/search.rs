@@ -57,6 +57,12 @@ pub const DENSE_WEIGHT: f32 = 8.0;
 /// definition must keep its lead (with weight 2, "what is Writable" ranked a
 /// section comparing `Writable<T[]>` forms above `Writable<>` itself).
 pub const DENSE_SYMBOL_SCALE: f32 = 2.0;
+/// On a ranking with the sentence-embedding part, the lexical part is this
+/// many times [`LEXICAL_WEIGHT`]: with the model, BM25's best match misleads
+/// more often than the model does on questions in a person's words (on both
+/// question sets, 0.5 raised MRR@10: labs 0.500 → 0.517, corpus 0.550 →
+/// 0.625; `docs/ranking.md`). API names keep their lead by the symbol bonus.
+pub const DENSE_LEXICAL_SCALE: f32 = 0.5;
 /// A plain word (not camelCase, not called) counts as naming a symbol only when
 /// fewer than this share of units use it in prose: "wish" yes, "pattern" no...
 pub const PLAIN_SYMBOL_MAX_SHARE: f64 = 0.02;
@@ -209,6 +215,12 @@ pub struct SearchResult {
     /// (`hybrid-bm25-lsa-dense`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedded_query: Option<EmbeddedQuery>,
+    /// When the sentence model ranks a question of two or more clauses:
+    /// the clauses, each ranked apart and fused with the whole question by
+    /// reciprocal rank (each hit's `score` is then its fused score, and its
+    /// `why` the whole question's). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fused_clauses: Vec<String>,
 }
 
 /// How much of the query the sentence model read.
@@ -257,7 +269,7 @@ impl Engine {
 
         let mode = req.mode.unwrap_or_default();
         let symbols = self.query_symbols(query, &terms);
-        let Ranking { ranked, matched, embedded_query } =
+        let Ranking { ranked, matched, embedded_query, clauses } =
             self.rank(query, &terms, &symbols, req.path_prefix.as_deref(), req.include_history, limit, mode)?;
         let mut file_texts: HashMap<u32, String> = HashMap::new();
         let mut hits = Vec::with_capacity(ranked.len());
@@ -298,6 +310,7 @@ impl Engine {
             limit,
             hits,
             embedded_query,
+            fused_clauses: clauses,
         })
     }
 }
@@ -310,6 +323,8 @@ pub(crate) struct Ranking {
     pub matched: usize,
     /// What the sentence model read, when one ranked.
     pub embedded_query: Option<EmbeddedQuery>,
+    /// The clauses ranked apart and fused with the whole question (none: not fused).
+    pub clauses: Vec<String>,
 }
 
 /// Collects `(raw BM25 score, unit)` for every matching document.
@@ -356,6 +371,9 @@ impl tantivy::collector::SegmentCollector for SegmentUnitScores {
 /// A ranked unit: its score, its index and what the score is made of.
 pub(crate) type RankedUnit = (f32, u32, ScoreParts);
 
+/// Every unit's sentence-embedding cosine with a text, and what the model read of it.
+type DenseSims = (Vec<f32>, EmbeddedQuery);
+
 impl Engine {
     /// The units matching `terms`, best first, at most `depth`; and how many scored at all.
     #[allow(clippy::too_many_arguments)]
@@ -385,31 +403,122 @@ impl Engine {
                         (score, unit, ScoreParts { lexical: raw, ..ScoreParts::default() })
                     })
                     .collect();
-                Ok(Ranking { ranked, matched, embedded_query: None })
+                Ok(Ranking { ranked, matched, embedded_query: None, clauses: Vec::new() })
             }
             RetrievalMode::Hybrid => {
+                let clauses = if self.ranks_dense() && self.fuse_clauses {
+                    crate::clauses::split_clauses(query)
+                } else {
+                    Vec::new()
+                };
+                if clauses.is_empty() {
+                    let dense = || self.dense_similarities(query);
+                    return self.rank_hybrid(terms, symbols, prefix, include_history, depth, &lexical_query, dense);
+                }
+                self.rank_clauses(query, terms, symbols, prefix, include_history, depth, &lexical_query, clauses)
+            }
+        }
+    }
+
+    /// The whole question and each of its clauses ranked in hybrid mode, and
+    /// fused by reciprocal rank ([`crate::clauses`]). The texts are encoded
+    /// in one batch; `matched` and what the model read are the whole
+    /// question's.
+    #[allow(clippy::too_many_arguments)]
+    fn rank_clauses(
+        &self,
+        query: &str,
+        terms: &[String],
+        symbols: &[(String, Vec<u32>)],
+        prefix: Option<&str>,
+        include_history: bool,
+        depth: usize,
+        lexical_query: &BooleanQuery,
+        clauses: Vec<String>,
+    ) -> Result<Ranking, QueryError> {
+        use rayon::prelude::*;
+        let texts: Vec<&str> = std::iter::once(query).chain(clauses.iter().map(String::as_str)).collect();
+        let dense: Vec<Option<DenseSims>> = match self.dense_similarities_of(&texts)? {
+            Some(sims) => sims.into_iter().map(Some).collect(),
+            None => texts.iter().map(|_| None).collect(),
+        };
+        let per_list = depth.max(crate::clauses::FUSE_DEPTH);
+        // The whole question first: the fusion keeps its parts for `why`.
+        let rankings: Vec<Option<Ranking>> = texts
+            .par_iter()
+            .zip(dense)
+            .enumerate()
+            .map(|(i, (text, dense))| -> Result<Option<Ranking>, QueryError> {
+                let dense = move || Ok(dense);
+                if i == 0 {
+                    return self
+                        .rank_hybrid(terms, symbols, prefix, include_history, per_list, lexical_query, dense)
+                        .map(Some);
+                }
+                let clause_terms = query_terms(text);
+                if clause_terms.is_empty() {
+                    return Ok(None);
+                }
+                let clause_symbols = self.query_symbols(text, &clause_terms);
+                let clause_query = self.lexical_query(&clause_terms, prefix, include_history)?;
+                self.rank_hybrid(
+                    &clause_terms,
+                    &clause_symbols,
+                    prefix,
+                    include_history,
+                    per_list,
+                    &clause_query,
+                    dense,
+                )
+                .map(Some)
+            })
+            .collect::<Result<_, _>>()?;
+        let mut rankings = rankings.into_iter().flatten();
+        let whole = rankings.next().expect("the whole question is always ranked");
+        let mut lists = vec![whole.ranked];
+        lists.extend(rankings.map(|r| r.ranked));
+        Ok(Ranking {
+            ranked: crate::clauses::fuse(&lists, depth),
+            matched: whole.matched,
+            embedded_query: whole.embedded_query,
+            clauses,
+        })
+    }
+
+    /// Hybrid ranking of one text's `terms`, with its sentence-embedding
+    /// cosines from `dense` (run on another thread while the rest scores).
+    #[allow(clippy::too_many_arguments)]
+    fn rank_hybrid(
+        &self,
+        terms: &[String],
+        symbols: &[(String, Vec<u32>)],
+        prefix: Option<&str>,
+        include_history: bool,
+        depth: usize,
+        lexical_query: &BooleanQuery,
+        dense: impl FnOnce() -> Result<Option<DenseSims>, QueryError> + Send,
+    ) -> Result<Ranking, QueryError> {
+        {
+            {
                 // The question's sentence embedding is the slow part; it runs
                 // on another thread while the other parts score.
-                let (dense, others) = rayon::join(
-                    || self.dense_similarities(query),
-                    || -> Result<_, QueryError> {
-                        let lexical = self.lexical_all(&lexical_query)?;
-                        let bag = fabdex_index::semantic::query_bag(terms);
-                        let models = &self.snap.semantic;
-                        let unit_sims = models.units.embed(&bag).map(|q| {
-                            let mut sims = models.units.similarities(&q);
-                            // Passages serve a question in the user's own words; a
-                            // short keyword query is served by its words, and a
-                            // short unit's passage would be mostly its heading.
-                            if terms.len() >= SEMANTIC_FULL_AT_TERMS {
-                                models.passages.raise(&q, &mut sims);
-                            }
-                            sims
-                        });
-                        let file_sims = models.files.embed(&bag).map(|q| models.files.similarities(&q));
-                        Ok((lexical, unit_sims, file_sims))
-                    },
-                );
+                let (dense, others) = rayon::join(dense, || -> Result<_, QueryError> {
+                    let lexical = self.lexical_all(lexical_query)?;
+                    let bag = fabdex_index::semantic::query_bag(terms);
+                    let models = &self.snap.semantic;
+                    let unit_sims = models.units.embed(&bag).map(|q| {
+                        let mut sims = models.units.similarities(&q);
+                        // Passages serve a question in the user's own words; a
+                        // short keyword query is served by its words, and a
+                        // short unit's passage would be mostly its heading.
+                        if terms.len() >= SEMANTIC_FULL_AT_TERMS {
+                            models.passages.raise(&q, &mut sims);
+                        }
+                        sims
+                    });
+                    let file_sims = models.files.embed(&bag).map(|q| models.files.similarities(&q));
+                    Ok((lexical, unit_sims, file_sims))
+                });
                 let (dense_sims, embedded_query) = match dense? {
                     Some((sims, read)) => (Some(sims), Some(read)),
                     None => (None, None),
@@ -420,8 +529,10 @@ impl Engine {
                     lex[*unit as usize] = *raw;
                 }
                 let best = lexical.iter().map(|(s, _)| *s).fold(0f32, f32::max);
-                let symbol_weight =
-                    if dense_sims.is_some() { self.hybrid.symbol * DENSE_SYMBOL_SCALE } else { self.hybrid.symbol };
+                let (symbol_weight, lexical_weight) = match dense_sims {
+                    Some(_) => (self.hybrid.symbol * DENSE_SYMBOL_SCALE, self.hybrid.lexical * DENSE_LEXICAL_SCALE),
+                    None => (self.hybrid.symbol, self.hybrid.lexical),
+                };
                 let mut bonus = vec![0f32; self.snap.units.len()];
                 for (name, units) in symbols {
                     for &u in units {
@@ -454,7 +565,7 @@ impl Engine {
                         dense: dense_sims.as_ref().map_or(0.0, |s| s[i].max(0.0)),
                     };
                     let w = &self.hybrid;
-                    let mut score = w.lexical * if best > 0.0 { parts.lexical / best } else { 0.0 }
+                    let mut score = lexical_weight * if best > 0.0 { parts.lexical / best } else { 0.0 }
                         + semantic_scale * (w.semantic * parts.semantic + w.file_semantic * parts.file_semantic)
                         + parts.symbol
                         + w.dense * parts.dense;
@@ -474,7 +585,7 @@ impl Engine {
                     ranked.truncate(depth);
                 }
                 ranked.sort_unstable_by(order);
-                Ok(Ranking { ranked, matched, embedded_query })
+                Ok(Ranking { ranked, matched, embedded_query, clauses: Vec::new() })
             }
         }
     }
@@ -489,6 +600,11 @@ impl Engine {
         }
     }
 
+    /// Turn the fusion of a question's clauses off or on (ablations; on by default).
+    pub fn set_clause_fusion(&mut self, on: bool) {
+        self.fuse_clauses = on;
+    }
+
     /// Load the embedding model from this folder rather than the one the index
     /// recorded (the model must still be the same, by digest).
     pub fn set_embedding_model(&mut self, dir: &std::path::Path) {
@@ -500,13 +616,29 @@ impl Engine {
     /// the index has none (or the ablation weight is 0). An index with
     /// embeddings whose model cannot be loaded is an error, never a silent
     /// fallback to the other parts.
-    fn dense_similarities(&self, query: &str) -> Result<Option<(Vec<f32>, EmbeddedQuery)>, QueryError> {
+    fn dense_similarities(&self, query: &str) -> Result<Option<DenseSims>, QueryError> {
         let Some(table) = &self.snap.embeddings else { return Ok(None) };
         if self.hybrid.dense <= 0.0 {
             return Ok(None);
         }
         let (q, embedded) = self.embed_query(&table.header, query)?;
         Ok(Some((table.similarities(&q), embedded)))
+    }
+
+    /// [`Self::dense_similarities`] for several texts, encoded together.
+    fn dense_similarities_of(&self, texts: &[&str]) -> Result<Option<Vec<DenseSims>>, QueryError> {
+        let Some(table) = &self.snap.embeddings else { return Ok(None) };
+        if self.hybrid.dense <= 0.0 {
+            return Ok(None);
+        }
+        let vectors = self.embed_queries(&table.header, texts)?;
+        use rayon::prelude::*;
+        Ok(Some(vectors.into_par_iter().map(|(q, read)| (table.similarities(&q), read)).collect()))
+    }
+
+    /// Whether hybrid ranking includes the sentence-embedding part here.
+    fn ranks_dense(&self) -> bool {
+        self.snap.embeddings.is_some() && self.hybrid.dense > 0.0
     }
 
     /// The query's vector by the model that made `header`'s table (loaded
@@ -516,6 +648,17 @@ impl Engine {
         header: &fabdex_index::embeddings::EmbeddingsHeader,
         query: &str,
     ) -> Result<(Vec<f32>, EmbeddedQuery), QueryError> {
+        Ok(self.embed_queries(header, &[query])?.swap_remove(0))
+    }
+
+    /// [`Self::embed_query`] for several texts, each encoded on its own over
+    /// the rayon pool: one batch would run on one core, and a question's
+    /// clauses are as long again as the question.
+    pub(crate) fn embed_queries(
+        &self,
+        header: &fabdex_index::embeddings::EmbeddingsHeader,
+        queries: &[&str],
+    ) -> Result<Vec<(Vec<f32>, EmbeddedQuery)>, QueryError> {
         let encoder = self.encoder.get_or_init(|| {
             let dir = self.embedding_dir.clone().unwrap_or_else(|| std::path::PathBuf::from(&header.model_dir));
             let mut encoder = fabdex_embed::SentenceEncoder::load(&dir).map_err(|e| e.to_string())?;
@@ -538,10 +681,18 @@ impl Engine {
             ))
         })?;
         let invalid = |e: fabdex_embed::EmbedError| QueryError::InvalidArgument(e.to_string());
-        let (ids, truncated) =
-            encoder.token_ids_as(fabdex_embed::Role::Query, query, header.max_tokens).map_err(invalid)?;
-        let mut q = encoder.encode_ids(&[&ids]).map_err(invalid)?;
-        Ok((q.swap_remove(0), EmbeddedQuery { tokens: ids.len(), truncated }))
+        let read: Vec<(Vec<u32>, bool)> = queries
+            .iter()
+            .map(|q| encoder.token_ids_as(fabdex_embed::Role::Query, q, header.max_tokens))
+            .collect::<Result<_, _>>()
+            .map_err(invalid)?;
+        use rayon::prelude::*;
+        read.into_par_iter()
+            .map(|(ids, truncated)| {
+                let mut v = encoder.encode_ids(&[&ids]).map_err(invalid)?;
+                Ok((v.swap_remove(0), EmbeddedQuery { tokens: ids.len(), truncated }))
+            })
+            .collect()
     }
 
     fn unit_historical(&self, unit: u32) -> bool {
