@@ -7,12 +7,8 @@ use std::process::Command;
 use common::Workspace;
 
 fn fabdex(ws: &Workspace, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fabdex"))
-        .current_dir(ws.dir.path())
-        .env_remove("FABDEX_INDEX")
-        .args(args)
-        .output()
-        .unwrap();
+    let out =
+        common::fabdex_command().current_dir(ws.dir.path()).env_remove("FABDEX_INDEX").args(args).output().unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
 }
 

@@ -330,7 +330,7 @@ fn the_cli_admits_a_kit_under_the_global_run() {
     std::fs::write(r.ws.path("kit.json"), kit(&r).to_string()).unwrap();
     std::fs::write(r.ws.path("handles.json"), json!({"handles": handles()}).to_string()).unwrap();
     let fabdex = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_fabdex"))
+        common::fabdex_command()
             .args(["--index", r.ws.index_dir().to_str().unwrap(), "--runs", r.ws.path("runs").to_str().unwrap()])
             .args(args)
             .output()

@@ -93,8 +93,7 @@ fn cli_inspect_export_and_contract() {
     let ws = Workspace::with_corpus();
     ws.build();
     let run = |args: &[&str]| {
-        let out =
-            Command::new(env!("CARGO_BIN_EXE_fabdex")).arg("--index").arg(ws.index_dir()).args(args).output().unwrap();
+        let out = common::fabdex_command().arg("--index").arg(ws.index_dir()).args(args).output().unwrap();
         (out.status.code(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
     };
     let (code, out, _) = run(&["export", "patterns"]);

@@ -17,7 +17,7 @@ use common::{Server, Workspace};
 use fabdex_query::Engine;
 
 fn serve(index: &Path, token: Option<&str>) -> Server {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fabdex"));
+    let mut cmd = common::fabdex_command();
     cmd.args(["--index", index.to_str().unwrap(), "serve", "--http", "127.0.0.1:0"])
         .stderr(Stdio::inherit())
         .env_remove("FABDEX_SERVE_TOKEN");
@@ -28,7 +28,7 @@ fn serve(index: &Path, token: Option<&str>) -> Server {
 }
 
 fn pull(url: &str, out: &Path, token: Option<&str>, timeout: u64) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fabdex"));
+    let mut cmd = common::fabdex_command();
     cmd.args(["index", "--from-index", url, "--out", out.to_str().unwrap(), "--timeout", &timeout.to_string()])
         .env_remove("FABDEX_INDEX_TOKEN");
     if let Some(t) = token {

@@ -13,7 +13,7 @@ use common::{Server, Workspace};
 use serde_json::{Value, json};
 
 fn serve(ws: &Workspace, token: Option<&str>, extra: &[&str]) -> Server {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fabdex"));
+    let mut cmd = common::fabdex_command();
     cmd.args(["--index", ws.index_dir().to_str().unwrap(), "--runs", ws.path("runs").to_str().unwrap()])
         .args(extra)
         .args(["serve", "--http", "127.0.0.1:0"])
@@ -152,7 +152,7 @@ fn research_is_a_tool_over_http_with_its_run_in_the_result() {
     assert_eq!((status, body["error"]["kind"].as_str()), (400, Some("invalid-argument")), "{body}");
     drop(server);
 
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fabdex"));
+    let mut cmd = common::fabdex_command();
     cmd.args(["--index", ws.index_dir().to_str().unwrap(), "--runs", ws.path("runs").to_str().unwrap()]).args([
         "serve",
         "--http",

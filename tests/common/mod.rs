@@ -8,6 +8,16 @@ use std::path::{Path, PathBuf};
 use fabdex_index::{BuildOptions, Config, IndexReport};
 use fabdex_query::Engine;
 
+/// The `fabdex` binary, with a model registry of its own that holds no
+/// model: a model the machine's user registered (`fabdex models add`) must
+/// not change what the tests index or how long they take.
+pub fn fabdex_command() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_fabdex"));
+    cmd.env("FABDEX_MODELS", std::env::temp_dir().join("fabdex-tests-no-models"));
+    cmd.env_remove("FABDEX_EMBEDDINGS");
+    cmd
+}
+
 pub fn project_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
