@@ -5,7 +5,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::process::Command;
 
 use common::Workspace;
 use serde_json::json;
