@@ -2,7 +2,6 @@
 
 mod common;
 
-use std::process::Command;
 
 use common::Workspace;
 
