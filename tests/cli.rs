@@ -2,7 +2,6 @@
 
 mod common;
 
-
 use common::Workspace;
 
 fn fabdex(ws: &Workspace, args: &[&str]) -> (i32, String, String) {
