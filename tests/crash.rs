@@ -1,0 +1,111 @@
+//! `fabdex index` killed with SIGKILL at points spread over a whole build:
+//! the published snapshot keeps answering exactly as before, and the next
+//! build succeeds and equals a clean build of the same sources.
+
+mod common;
+
+use std::path::Path;
+use std::time::Instant;
+
+use common::Workspace;
+
+/// Kills spread over the build's phases (walk, extract, tables, search
+/// index, semantic fit, publish).
+const KILLS: usize = 50;
+
+fn index(ws: &Workspace, out: &Path) -> std::process::Child {
+    common::fabdex_command()
+        .current_dir(ws.dir.path())
+        .args(["index", "--out"])
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn current(index_dir: &Path) -> String {
+    std::fs::read_to_string(index_dir.join("CURRENT")).unwrap().trim().to_string()
+}
+
+/// What a reader sees: a search's addresses and scores, and the text of the best hit.
+fn answers(ws: &Workspace, index_dir: &Path) -> String {
+    let run = |args: &[&str]| {
+        let out = common::fabdex_command().current_dir(ws.dir.path()).arg("--index").arg(index_dir).args(args).output();
+        let out = out.unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let search = run(&["search", "docs", "how do I tell whether a wish found nothing", "--json"]);
+    let hits: serde_json::Value = serde_json::from_str(&search).unwrap();
+    let best = hits["hits"][0]["address"].as_str().unwrap().to_string();
+    let top: Vec<String> =
+        hits["hits"].as_array().unwrap().iter().map(|h| format!("{} {}", h["address"], h["score"])).collect();
+    format!("{}\n{}", top.join("\n"), run(&["open", &best, "--json"]))
+}
+
+#[test]
+fn a_build_killed_at_random_points_loses_nothing() {
+    let ws = Workspace::with_corpus();
+    let index_dir = ws.index_dir();
+    assert!(index(&ws, &index_dir).wait().unwrap().success());
+    let old_id = current(&index_dir);
+    let old_answers = answers(&ws, &index_dir);
+
+    // Every build gets sources no build has seen (a numbered revision of one
+    // document), so each has a whole new snapshot to make.
+    let doc = ws.path("docs/tutorial/01-first-pattern.md");
+    let original = std::fs::read_to_string(&doc).unwrap();
+    let revise = |n: usize| {
+        let section = format!("\n## Revision {n}\n\nEdit number {n}, made between builds.\n");
+        std::fs::write(&doc, format!("{original}{section}")).unwrap();
+    };
+
+    // How long such a build takes here (warm caches): the kills are spread over it.
+    revise(0);
+    let started = Instant::now();
+    assert!(index(&ws, &index_dir).wait().unwrap().success());
+    let full = started.elapsed();
+    let mut published = (current(&index_dir), answers(&ws, &index_dir));
+    assert_ne!(published.0, old_id);
+    let _ = old_answers;
+
+    // A fixed sequence of delays over 0..full (a linear congruential generator: reproducible).
+    let mut state: u64 = 0x5eed;
+    let mut finished = 0;
+    for kill in 0..KILLS {
+        revise(kill + 1);
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let fraction = (state >> 11) as f64 / (1u64 << 53) as f64;
+        let mut child = index(&ws, &index_dir);
+        std::thread::sleep(full.mul_f64(fraction));
+        let _ = child.kill(); // SIGKILL on Unix
+        child.wait().unwrap();
+        let id = current(&index_dir);
+        let seen = answers(&ws, &index_dir);
+        if id == published.0 {
+            assert_eq!(seen, published.1, "kill {kill}: the published snapshot answers as before");
+        } else {
+            // The build finished before its kill: the new snapshot is whole.
+            finished += 1;
+            published = (id, seen);
+        }
+    }
+    assert!(finished < KILLS / 2, "most builds must be killed mid-way, not after: {finished} finished");
+
+    // The next build succeeds and equals a clean build of the same sources.
+    revise(KILLS + 1);
+    assert!(index(&ws, &index_dir).wait().unwrap().success());
+    let clean_dir = ws.path("clean-index");
+    assert!(index(&ws, &clean_dir).wait().unwrap().success());
+    assert_eq!(current(&index_dir), current(&clean_dir));
+    assert_eq!(answers(&ws, &index_dir), answers(&ws, &clean_dir));
+    // Killed builds' staging folders are left to the build's garbage collection
+    // (after an hour), never in the way: the snapshots folder holds only
+    // published snapshots, each of which opens.
+    for entry in std::fs::read_dir(index_dir.join("snapshots")).unwrap() {
+        let dir = entry.unwrap().path();
+        assert!(fabdex_index::Snapshot::open_dir(&dir).is_ok(), "{} does not open", dir.display());
+    }
+    eprintln!("{KILLS} kills over a {full:?} build ({finished} builds finished before their kill)");
+}
