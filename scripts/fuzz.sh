@@ -49,7 +49,7 @@ for t in "${targets[@]}"; do
     -artifact_prefix="crates/fabdex-fuzz/artifacts/$t/" >"$log" 2>&1
   status=$?
   set -e
-  runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)"
+  runs="$(grep -a -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)"
   crashes="$(find "crates/fabdex-fuzz/artifacts/$t" -type f \( -name 'crash-*' -o -name 'oom-*' -o -name 'timeout-*' \) | wc -l)"
   if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then
     echo "$t: cargo fuzz failed (exit $status); its log:" >&2

@@ -58,21 +58,34 @@ impl PatternAddress {
 
 impl fmt::Display for PatternAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "pattern:{}", self.pattern_id)?;
+        let mut s = format!("pattern:{}", self.pattern_id);
         if let Some(path) = &self.path {
-            write!(f, "/{path}")?;
+            s.push('/');
+            s.push_str(path);
         }
         if let Some((a, b)) = self.lines {
-            if a == b { write!(f, ":L{a}")? } else { write!(f, ":L{a}-L{b}")? }
+            s.push_str(&if a == b { format!(":L{a}") } else { format!(":L{a}-L{b}") });
         }
         if let Some(symbol) = &self.symbol {
-            write!(f, "#{symbol}")?;
+            s.push('#');
+            s.push_str(symbol);
         }
-        if self.offset > 0 {
-            write!(f, "@{}", self.offset)?;
-        }
-        Ok(())
+        write_with_offset(f, &s, self.offset)
     }
+}
+
+/// `s`, then `@offset` when the offset is not 0, or when `s` itself ends in
+/// `@` and digits (a path like `notes@2`): the parser reads the last such
+/// suffix as the offset, so it must then be written even when it is 0.
+/// (Found by the `address` fuzz target.)
+fn write_with_offset(f: &mut fmt::Formatter<'_>, s: &str, offset: u64) -> fmt::Result {
+    f.write_str(s)?;
+    let ends_like_offset =
+        s.rsplit_once('@').is_some_and(|(_, tail)| !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()));
+    if offset > 0 || ends_like_offset {
+        write!(f, "@{offset}")?;
+    }
+    Ok(())
 }
 
 /// An address of Markdown text: a file, its preamble, a section or a part.
@@ -120,17 +133,15 @@ impl DocAddress {
 
 impl fmt::Display for DocAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "doc:{}/{}", self.root, self.path)?;
+        let mut s = format!("doc:{}/{}", self.root, self.path);
         if let Some(anchor) = &self.anchor {
-            write!(f, "#{anchor}")?;
+            s.push('#');
+            s.push_str(anchor);
             if let Some(part) = self.part {
-                write!(f, "~{part}")?;
+                s.push_str(&format!("~{part}"));
             }
         }
-        if self.offset > 0 {
-            write!(f, "@{}", self.offset)?;
-        }
-        Ok(())
+        write_with_offset(f, &s, self.offset)
     }
 }
 

@@ -47,8 +47,14 @@ fn slug_problem(s: &str) -> Option<String> {
 fn is_did(s: &str) -> bool {
     let Some(rest) = s.strip_prefix("did:") else { return false };
     match rest.split_once(':') {
+        // The DID grammar's method-specific id: letters, digits, `.`, `-`,
+        // `_`, `:` and `%`-escapes. No `@`, which would make a pin ambiguous
+        // (found by the `cf_specifier` fuzz target).
         Some((method, id)) => {
-            !method.is_empty() && method.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) && !id.is_empty()
+            !method.is_empty()
+                && method.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+                && !id.is_empty()
+                && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':' | b'%'))
         }
         None => false,
     }
