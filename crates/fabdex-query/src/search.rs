@@ -422,8 +422,8 @@ impl Engine {
 
     /// The whole question and each of its clauses ranked in hybrid mode, and
     /// fused by reciprocal rank ([`crate::clauses`]). The texts are encoded
-    /// in one batch; `matched` and what the model read are the whole
-    /// question's.
+    /// and ranked in parallel over the rayon pool; `matched` and what the
+    /// model read are the whole question's.
     #[allow(clippy::too_many_arguments)]
     fn rank_clauses(
         &self,
