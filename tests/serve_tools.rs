@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Command;
 
@@ -26,22 +25,7 @@ fn serve(ws: &Workspace, token: Option<&str>, extra: &[&str]) -> Server {
 
 /// One HTTP request; returns status and parsed JSON body.
 fn request(server: &Server, method: &str, path: &str, body: &str, token: Option<&str>) -> (u16, Value) {
-    let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
-    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    // Bodies may be chunked: take the JSON between the first `{`/`[` and the last `}`/`]`.
-    let start = body.find(['{', '[']).unwrap_or(0);
-    let end = body.rfind(['}', ']']).map_or(body.len(), |e| e + 1);
-    (status, serde_json::from_str(&body[start..end]).unwrap_or(Value::Null))
+    server.request(method, path, body, token)
 }
 
 /// The registry's tools, then `research`: what both serve shells list.

@@ -175,6 +175,28 @@ impl Server {
     pub fn addr(&self) -> &str {
         self.url.trim_start_matches("http://")
     }
+
+    /// One HTTP/1.1 request; its status and JSON body (`Null` when the body
+    /// is not JSON).
+    pub fn request(&self, method: &str, path: &str, body: &str, token: Option<&str>) -> (u16, serde_json::Value) {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(self.addr()).unwrap();
+        let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+        // Bodies may be chunked: take the JSON between the first `{`/`[` and the last `}`/`]`.
+        let start = body.find(['{', '[']).unwrap_or(0);
+        let end = body.rfind(['}', ']']).map_or(body.len(), |e| e + 1);
+        (status, serde_json::from_str(&body[start..end]).unwrap_or(serde_json::Value::Null))
+    }
 }
 
 impl Drop for Server {
