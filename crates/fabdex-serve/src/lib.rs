@@ -198,9 +198,34 @@ fn authorized(state: &AppState, headers: &HeaderMap) -> bool {
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.strip_prefix("Bearer "));
-            given == Some(token.as_str())
+            given.is_some_and(|given| tokens_match(given, token))
         }
     }
+}
+
+/// Whether a given bearer token is the server's, in time that does not
+/// depend on where they differ or on their lengths: the two are compared as
+/// blake3 digests, whose equality is constant-time.
+fn tokens_match(given: &str, token: &str) -> bool {
+    blake3::hash(given.as_bytes()) == blake3::hash(token.as_bytes())
+}
+
+/// Refuse to listen beyond this machine without a token: every address
+/// `addr` resolves to must be a loopback address unless a token is set.
+fn check_exposure(addr: &str, opts: &ServeOptions) -> anyhow::Result<()> {
+    use std::net::ToSocketAddrs;
+    if opts.token.is_some() {
+        return Ok(());
+    }
+    let resolved: Vec<SocketAddr> =
+        addr.to_socket_addrs().map_err(|e| anyhow::anyhow!("cannot listen on `{addr}`: {e}"))?.collect();
+    if let Some(open) = resolved.iter().find(|a| !a.ip().is_loopback()) {
+        anyhow::bail!(
+            "refusing to listen on `{addr}` ({}) without a token: anyone who can reach it could read the index. Set $FABDEX_SERVE_TOKEN (clients then send `Authorization: Bearer <token>`), or listen on a loopback address such as 127.0.0.1",
+            open.ip()
+        );
+    }
+    Ok(())
 }
 
 /// Auth, a concurrency slot, then `call` on a blocking thread under the timeout.
@@ -386,6 +411,7 @@ pub fn serve_http(
     opts: ServeOptions,
     ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
+    check_exposure(addr, &opts)?;
     let app = router(index_dir, opts)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
@@ -399,4 +425,29 @@ pub fn serve_http(
             .await?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod exposure_tests {
+    use super::*;
+
+    #[test]
+    fn tokens_match_only_when_equal() {
+        assert!(tokens_match("s3cret", "s3cret"));
+        assert!(!tokens_match("s3cret", "s3cre"));
+        assert!(!tokens_match("", "s3cret"));
+        assert!(!tokens_match("S3cret", "s3cret"));
+    }
+
+    #[test]
+    fn a_non_loopback_address_needs_a_token() {
+        let open = ServeOptions::default();
+        let err = check_exposure("0.0.0.0:0", &open).unwrap_err().to_string();
+        assert!(err.contains("refusing to listen on `0.0.0.0:0`") && err.contains("FABDEX_SERVE_TOKEN"), "{err}");
+        assert!(check_exposure("[::]:0", &open).is_err());
+        assert!(check_exposure("127.0.0.1:0", &open).is_ok());
+        assert!(check_exposure("[::1]:0", &open).is_ok());
+        let guarded = ServeOptions { token: Some("t".into()), ..ServeOptions::default() };
+        assert!(check_exposure("0.0.0.0:0", &guarded).is_ok());
+    }
 }
