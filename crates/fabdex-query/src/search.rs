@@ -374,6 +374,22 @@ pub(crate) type RankedUnit = (f32, u32, ScoreParts);
 /// Every unit's sentence-embedding cosine with a text, and what the model read of it.
 type DenseSims = (Vec<f32>, EmbeddedQuery);
 
+/// One text to rank: its analysed terms, the API names it names, and its BM25 query.
+#[derive(Clone, Copy)]
+struct RankText<'a> {
+    terms: &'a [String],
+    symbols: &'a [(String, Vec<u32>)],
+    lexical: &'a BooleanQuery,
+}
+
+/// Where and how deep to rank: the same for every text of a question.
+#[derive(Clone, Copy)]
+struct RankScope<'a> {
+    prefix: Option<&'a str>,
+    include_history: bool,
+    depth: usize,
+}
+
 impl Engine {
     /// The units matching `terms`, best first, at most `depth`; and how many scored at all.
     #[allow(clippy::too_many_arguments)]
@@ -406,16 +422,17 @@ impl Engine {
                 Ok(Ranking { ranked, matched, embedded_query: None, clauses: Vec::new() })
             }
             RetrievalMode::Hybrid => {
+                let text = RankText { terms, symbols, lexical: &lexical_query };
+                let scope = RankScope { prefix, include_history, depth };
                 let clauses = if self.ranks_dense() && self.fuse_clauses {
                     crate::clauses::split_clauses(query)
                 } else {
                     Vec::new()
                 };
                 if clauses.is_empty() {
-                    let dense = || self.dense_similarities(query);
-                    return self.rank_hybrid(terms, symbols, prefix, include_history, depth, &lexical_query, dense);
+                    return self.rank_hybrid(text, scope, || self.dense_similarities(query));
                 }
-                self.rank_clauses(query, terms, symbols, prefix, include_history, depth, &lexical_query, clauses)
+                self.rank_clauses(query, text, scope, clauses)
             }
         }
     }
@@ -423,179 +440,159 @@ impl Engine {
     /// The whole question and each of its clauses ranked in hybrid mode, and
     /// fused by reciprocal rank ([`crate::clauses`]). The texts are encoded
     /// and ranked in parallel over the rayon pool; `matched` and what the
-    /// model read are the whole question's.
-    #[allow(clippy::too_many_arguments)]
+    /// model read are the whole question's. A clause with no searchable word
+    /// is listed but not ranked.
     fn rank_clauses(
         &self,
         query: &str,
-        terms: &[String],
-        symbols: &[(String, Vec<u32>)],
-        prefix: Option<&str>,
-        include_history: bool,
-        depth: usize,
-        lexical_query: &BooleanQuery,
+        whole: RankText<'_>,
+        scope: RankScope<'_>,
         clauses: Vec<String>,
     ) -> Result<Ranking, QueryError> {
         use rayon::prelude::*;
-        let texts: Vec<&str> = std::iter::once(query).chain(clauses.iter().map(String::as_str)).collect();
-        let dense: Vec<Option<DenseSims>> = match self.dense_similarities_of(&texts)? {
+        let mut analysed = Vec::new();
+        for clause in &clauses {
+            let terms = query_terms(clause);
+            if terms.is_empty() {
+                continue;
+            }
+            let symbols = self.query_symbols(clause, &terms);
+            let lexical = self.lexical_query(&terms, scope.prefix, scope.include_history)?;
+            analysed.push((clause.as_str(), terms, symbols, lexical));
+        }
+        // The whole question first: the fusion keeps its parts for `why`.
+        let texts: Vec<(&str, RankText<'_>)> = std::iter::once((query, whole))
+            .chain(
+                analysed
+                    .iter()
+                    .map(|(clause, terms, symbols, lexical)| (*clause, RankText { terms, symbols, lexical })),
+            )
+            .collect();
+        let strings: Vec<&str> = texts.iter().map(|(t, _)| *t).collect();
+        let dense: Vec<Option<DenseSims>> = match self.dense_similarities_of(&strings)? {
             Some(sims) => sims.into_iter().map(Some).collect(),
             None => texts.iter().map(|_| None).collect(),
         };
-        let per_list = depth.max(crate::clauses::FUSE_DEPTH);
-        // The whole question first: the fusion keeps its parts for `why`.
-        let rankings: Vec<Option<Ranking>> = texts
-            .par_iter()
+        let per_list = RankScope { depth: scope.depth.max(crate::clauses::FUSE_DEPTH), ..scope };
+        let rankings: Vec<Ranking> = texts
+            .into_par_iter()
             .zip(dense)
-            .enumerate()
-            .map(|(i, (text, dense))| -> Result<Option<Ranking>, QueryError> {
-                let dense = move || Ok(dense);
-                if i == 0 {
-                    return self
-                        .rank_hybrid(terms, symbols, prefix, include_history, per_list, lexical_query, dense)
-                        .map(Some);
-                }
-                let clause_terms = query_terms(text);
-                if clause_terms.is_empty() {
-                    return Ok(None);
-                }
-                let clause_symbols = self.query_symbols(text, &clause_terms);
-                let clause_query = self.lexical_query(&clause_terms, prefix, include_history)?;
-                self.rank_hybrid(
-                    &clause_terms,
-                    &clause_symbols,
-                    prefix,
-                    include_history,
-                    per_list,
-                    &clause_query,
-                    dense,
-                )
-                .map(Some)
-            })
+            .map(|((_, text), dense)| self.rank_hybrid(text, per_list, move || Ok(dense)))
             .collect::<Result<_, _>>()?;
-        let mut rankings = rankings.into_iter().flatten();
+        let mut rankings = rankings.into_iter();
         let whole = rankings.next().expect("the whole question is always ranked");
         let mut lists = vec![whole.ranked];
         lists.extend(rankings.map(|r| r.ranked));
         Ok(Ranking {
-            ranked: crate::clauses::fuse(&lists, depth),
+            ranked: crate::clauses::fuse(&lists, scope.depth),
             matched: whole.matched,
             embedded_query: whole.embedded_query,
             clauses,
         })
     }
 
-    /// Hybrid ranking of one text's `terms`, with its sentence-embedding
-    /// cosines from `dense` (run on another thread while the rest scores).
-    #[allow(clippy::too_many_arguments)]
+    /// Hybrid ranking of one text, with its sentence-embedding cosines from
+    /// `dense` (run on another thread while the rest scores).
     fn rank_hybrid(
         &self,
-        terms: &[String],
-        symbols: &[(String, Vec<u32>)],
-        prefix: Option<&str>,
-        include_history: bool,
-        depth: usize,
-        lexical_query: &BooleanQuery,
+        text: RankText<'_>,
+        scope: RankScope<'_>,
         dense: impl FnOnce() -> Result<Option<DenseSims>, QueryError> + Send,
     ) -> Result<Ranking, QueryError> {
-        {
-            {
-                // The question's sentence embedding is the slow part; it runs
-                // on another thread while the other parts score.
-                let (dense, others) = rayon::join(dense, || -> Result<_, QueryError> {
-                    let lexical = self.lexical_all(lexical_query)?;
-                    let bag = fabdex_index::semantic::query_bag(terms);
-                    let models = &self.snap.semantic;
-                    let unit_sims = models.units.embed(&bag).map(|q| {
-                        let mut sims = models.units.similarities(&q);
-                        // Passages serve a question in the user's own words; a
-                        // short keyword query is served by its words, and a
-                        // short unit's passage would be mostly its heading.
-                        if terms.len() >= SEMANTIC_FULL_AT_TERMS {
-                            models.passages.raise(&q, &mut sims);
-                        }
-                        sims
-                    });
-                    let file_sims = models.files.embed(&bag).map(|q| models.files.similarities(&q));
-                    Ok((lexical, unit_sims, file_sims))
-                });
-                let (dense_sims, embedded_query) = match dense? {
-                    Some((sims, read)) => (Some(sims), Some(read)),
-                    None => (None, None),
-                };
-                let (lexical, unit_sims, file_sims) = others?;
-                let mut lex = vec![0f32; self.snap.units.len()];
-                for (raw, unit) in &lexical {
-                    lex[*unit as usize] = *raw;
+        let RankText { terms, symbols, lexical: lexical_query } = text;
+        let RankScope { prefix, include_history, depth } = scope;
+        // The question's sentence embedding is the slow part; it runs
+        // on another thread while the other parts score.
+        let (dense, others) = rayon::join(dense, || -> Result<_, QueryError> {
+            let lexical = self.lexical_all(lexical_query)?;
+            let bag = fabdex_index::semantic::query_bag(terms);
+            let models = &self.snap.semantic;
+            let unit_sims = models.units.embed(&bag).map(|q| {
+                let mut sims = models.units.similarities(&q);
+                // Passages serve a question in the user's own words; a
+                // short keyword query is served by its words, and a
+                // short unit's passage would be mostly its heading.
+                if terms.len() >= SEMANTIC_FULL_AT_TERMS {
+                    models.passages.raise(&q, &mut sims);
                 }
-                let best = lexical.iter().map(|(s, _)| *s).fold(0f32, f32::max);
-                let (symbol_weight, lexical_weight) = match dense_sims {
-                    Some(_) => (self.hybrid.symbol * DENSE_SYMBOL_SCALE, self.hybrid.lexical * DENSE_LEXICAL_SCALE),
-                    None => (self.hybrid.symbol, self.hybrid.lexical),
-                };
-                let mut bonus = vec![0f32; self.snap.units.len()];
-                for (name, units) in symbols {
-                    for &u in units {
-                        let section = &self.snap.docs.sections[self.snap.units[u as usize].section as usize].section;
-                        let defined = section.defines.len().max(1) as f32;
-                        // A heading that is the name itself (`# Writable<>`) defines it;
-                        // one that only contains it (`Writable<T[]> vs …`) half as much.
-                        let own = if heading_is(&section.heading, name) { 1.0 } else { 0.5 };
-                        bonus[u as usize] += symbol_weight * own / defined;
-                    }
-                }
-                let semantic_scale = (terms.len() as f32 / SEMANTIC_FULL_AT_TERMS as f32).min(1.0);
-                let mut ranked: Vec<RankedUnit> = Vec::new();
-                for (i, unit) in self.snap.units.iter().enumerate() {
-                    let row = &self.snap.docs.sections[unit.section as usize];
-                    let file = &self.snap.docs.files[row.file as usize];
-                    if file.historical && !include_history {
-                        continue;
-                    }
-                    if let Some(p) = prefix
-                        && !(format!("{}/{}", file.root, file.path).starts_with(p) || file.path.starts_with(p))
-                    {
-                        continue;
-                    }
-                    let parts = ScoreParts {
-                        lexical: lex[i],
-                        semantic: unit_sims.as_ref().map_or(0.0, |s| s[i].max(0.0)),
-                        file_semantic: file_sims.as_ref().map_or(0.0, |s| s[row.file as usize].max(0.0)),
-                        symbol: bonus[i],
-                        dense: dense_sims.as_ref().map_or(0.0, |s| s[i].max(0.0)),
-                    };
-                    let w = &self.hybrid;
-                    let mut score = lexical_weight * if best > 0.0 { parts.lexical / best } else { 0.0 }
-                        + semantic_scale * (w.semantic * parts.semantic + w.file_semantic * parts.file_semantic)
-                        + parts.symbol
-                        + w.dense * parts.dense;
-                    if file.historical {
-                        score *= HISTORY_DEMOTION;
-                    }
-                    if score > 0.0 {
-                        ranked.push((score, i as u32, parts));
-                    }
-                }
-                let matched = ranked.len();
-                // Best first, ties to the earlier unit: a total order, so only
-                // the `depth` best need sorting.
-                let order = |a: &RankedUnit, b: &RankedUnit| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-                if depth < ranked.len() {
-                    ranked.select_nth_unstable_by(depth, order);
-                    ranked.truncate(depth);
-                }
-                ranked.sort_unstable_by(order);
-                Ok(Ranking { ranked, matched, embedded_query, clauses: Vec::new() })
+                sims
+            });
+            let file_sims = models.files.embed(&bag).map(|q| models.files.similarities(&q));
+            Ok((lexical, unit_sims, file_sims))
+        });
+        let (dense_sims, embedded_query) = match dense? {
+            Some((sims, read)) => (Some(sims), Some(read)),
+            None => (None, None),
+        };
+        let (lexical, unit_sims, file_sims) = others?;
+        let mut lex = vec![0f32; self.snap.units.len()];
+        for (raw, unit) in &lexical {
+            lex[*unit as usize] = *raw;
+        }
+        let best = lexical.iter().map(|(s, _)| *s).fold(0f32, f32::max);
+        let (symbol_weight, lexical_weight) = match dense_sims {
+            Some(_) => (self.hybrid.symbol * DENSE_SYMBOL_SCALE, self.hybrid.lexical * DENSE_LEXICAL_SCALE),
+            None => (self.hybrid.symbol, self.hybrid.lexical),
+        };
+        let mut bonus = vec![0f32; self.snap.units.len()];
+        for (name, units) in symbols {
+            for &u in units {
+                let section = &self.snap.docs.sections[self.snap.units[u as usize].section as usize].section;
+                let defined = section.defines.len().max(1) as f32;
+                // A heading that is the name itself (`# Writable<>`) defines it;
+                // one that only contains it (`Writable<T[]> vs …`) half as much.
+                let own = if heading_is(&section.heading, name) { 1.0 } else { 0.5 };
+                bonus[u as usize] += symbol_weight * own / defined;
             }
         }
+        let semantic_scale = (terms.len() as f32 / SEMANTIC_FULL_AT_TERMS as f32).min(1.0);
+        let mut ranked: Vec<RankedUnit> = Vec::new();
+        for (i, unit) in self.snap.units.iter().enumerate() {
+            let row = &self.snap.docs.sections[unit.section as usize];
+            let file = &self.snap.docs.files[row.file as usize];
+            if file.historical && !include_history {
+                continue;
+            }
+            if let Some(p) = prefix
+                && !(format!("{}/{}", file.root, file.path).starts_with(p) || file.path.starts_with(p))
+            {
+                continue;
+            }
+            let parts = ScoreParts {
+                lexical: lex[i],
+                semantic: unit_sims.as_ref().map_or(0.0, |s| s[i].max(0.0)),
+                file_semantic: file_sims.as_ref().map_or(0.0, |s| s[row.file as usize].max(0.0)),
+                symbol: bonus[i],
+                dense: dense_sims.as_ref().map_or(0.0, |s| s[i].max(0.0)),
+            };
+            let w = &self.hybrid;
+            let mut score = lexical_weight * if best > 0.0 { parts.lexical / best } else { 0.0 }
+                + semantic_scale * (w.semantic * parts.semantic + w.file_semantic * parts.file_semantic)
+                + parts.symbol
+                + w.dense * parts.dense;
+            if file.historical {
+                score *= HISTORY_DEMOTION;
+            }
+            if score > 0.0 {
+                ranked.push((score, i as u32, parts));
+            }
+        }
+        let matched = ranked.len();
+        // Best first, ties to the earlier unit: a total order, so only
+        // the `depth` best need sorting.
+        let order = |a: &RankedUnit, b: &RankedUnit| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if depth < ranked.len() {
+            ranked.select_nth_unstable_by(depth, order);
+            ranked.truncate(depth);
+        }
+        ranked.sort_unstable_by(order);
+        Ok(Ranking { ranked, matched, embedded_query, clauses: Vec::new() })
     }
 
     /// The label of what `mode` runs on this index.
     pub fn mode_label(&self, mode: RetrievalMode) -> &'static str {
         match mode {
-            RetrievalMode::Hybrid if self.snap.embeddings.is_some() && self.hybrid.dense > 0.0 => {
-                RetrievalMode::HYBRID_DENSE_LABEL
-            }
+            RetrievalMode::Hybrid if self.ranks_dense() => RetrievalMode::HYBRID_DENSE_LABEL,
             _ => mode.label(),
         }
     }
@@ -617,22 +614,14 @@ impl Engine {
     /// embeddings whose model cannot be loaded is an error, never a silent
     /// fallback to the other parts.
     fn dense_similarities(&self, query: &str) -> Result<Option<DenseSims>, QueryError> {
-        let Some(table) = &self.snap.embeddings else { return Ok(None) };
-        if self.hybrid.dense <= 0.0 {
-            return Ok(None);
-        }
-        let (q, embedded) = self.embed_query(&table.header, query)?;
-        Ok(Some((table.similarities(&q), embedded)))
+        Ok(self.dense_similarities_of(&[query])?.map(|mut sims| sims.swap_remove(0)))
     }
 
-    /// [`Self::dense_similarities`] for several texts, encoded together.
+    /// [`Self::dense_similarities`] for several texts, in their order.
     fn dense_similarities_of(&self, texts: &[&str]) -> Result<Option<Vec<DenseSims>>, QueryError> {
-        let Some(table) = &self.snap.embeddings else { return Ok(None) };
-        if self.hybrid.dense <= 0.0 {
-            return Ok(None);
-        }
-        let vectors = self.embed_queries(&table.header, texts)?;
         use rayon::prelude::*;
+        let Some(table) = self.snap.embeddings.as_ref().filter(|_| self.ranks_dense()) else { return Ok(None) };
+        let vectors = self.embed_queries(&table.header, texts)?;
         Ok(Some(vectors.into_par_iter().map(|(q, read)| (table.similarities(&q), read)).collect()))
     }
 
