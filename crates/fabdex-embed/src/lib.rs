@@ -155,7 +155,7 @@ struct PoolingConfig {
 }
 
 /// `config_sentence_transformers.json`: only its prompts matter here.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 struct SentenceTransformersConfig {
     #[serde(default)]
     prompts: std::collections::HashMap<String, String>,
@@ -600,14 +600,20 @@ impl SentenceEncoder {
     }
 }
 
-/// The pooling `1_Pooling/config.json` asks for: mean without the file.
-fn read_pooling(path: &Path) -> Result<Pooling, EmbedError> {
+/// A JSON file of the model folder that may be absent (`None`); a file that
+/// cannot be read or is not a `what` is an error naming it.
+fn read_optional_json<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> Result<Option<T>, EmbedError> {
     let fail = |message: String| EmbedError::Model { path: path.to_path_buf(), message };
     if !path.exists() {
-        return Ok(Pooling::Mean);
+        return Ok(None);
     }
     let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
-    let c: PoolingConfig = serde_json::from_slice(&bytes).map_err(|e| fail(format!("is not a pooling config: {e}")))?;
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| fail(format!("is not a {what}: {e}")))
+}
+
+/// The pooling `1_Pooling/config.json` asks for: mean without the file.
+fn read_pooling(path: &Path) -> Result<Pooling, EmbedError> {
+    let Some(c) = read_optional_json::<PoolingConfig>(path, "pooling config")? else { return Ok(Pooling::Mean) };
     match (
         c.pooling_mode_mean_tokens,
         c.pooling_mode_cls_token,
@@ -615,23 +621,19 @@ fn read_pooling(path: &Path) -> Result<Pooling, EmbedError> {
     ) {
         (true, false, false) => Ok(Pooling::Mean),
         (false, true, false) => Ok(Pooling::Cls),
-        _ => Err(fail(
-            "asks for a pooling other than the mean of tokens or the [CLS] token alone, which are the ones supported"
-                .into(),
-        )),
+        _ => Err(EmbedError::Model {
+            path: path.to_path_buf(),
+            message: "asks for a pooling other than the mean of tokens or the [CLS] token alone, which are the ones supported".into(),
+        }),
     }
 }
 
 /// The query and passage prompts of `config_sentence_transformers.json`
 /// (`passage`, else `document`); none without the file.
 fn read_prompts(path: &Path) -> Result<(String, String), EmbedError> {
-    let fail = |message: String| EmbedError::Model { path: path.to_path_buf(), message };
-    if !path.exists() {
+    let Some(c) = read_optional_json::<SentenceTransformersConfig>(path, "sentence-transformers config")? else {
         return Ok(Default::default());
-    }
-    let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
-    let c: SentenceTransformersConfig =
-        serde_json::from_slice(&bytes).map_err(|e| fail(format!("is not a sentence-transformers config: {e}")))?;
+    };
     let get = |k: &str| c.prompts.get(k).cloned();
     Ok((get("query").unwrap_or_default(), get("passage").or_else(|| get("document")).unwrap_or_default()))
 }
