@@ -95,20 +95,7 @@ fn the_server_checks_tokens_bodies_and_ids() {
     let out = pull(&server.url, &mirror, Some("s3cret"), 5);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
-    let post = |path: &str, body: &str| -> (u16, String) {
-        let client = std::net::TcpStream::connect(server.url.strip_prefix("http://").unwrap()).unwrap();
-        let mut client = client;
-        write!(
-            client,
-            "POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut text = String::new();
-        client.read_to_string(&mut text).unwrap();
-        let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
-        (status, text)
-    };
+    let post = |path: &str, body: &str| server.request_text("POST", path, body, Some("s3cret"));
     let (status, text) = post("/getPattern", r#"{"patternId":"nope"}"#);
     assert_eq!(status, 404, "{text}");
     assert!(text.contains("no pattern with id or alias `nope`"), "{text}");

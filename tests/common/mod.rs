@@ -176,9 +176,8 @@ impl Server {
         self.url.trim_start_matches("http://")
     }
 
-    /// One HTTP/1.1 request; its status and JSON body (`Null` when the body
-    /// is not JSON).
-    pub fn request(&self, method: &str, path: &str, body: &str, token: Option<&str>) -> (u16, serde_json::Value) {
+    /// One HTTP/1.1 request; its status and the whole response as text.
+    pub fn request_text(&self, method: &str, path: &str, body: &str, token: Option<&str>) -> (u16, String) {
         use std::io::{Read, Write};
         let mut stream = std::net::TcpStream::connect(self.addr()).unwrap();
         let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
@@ -191,6 +190,13 @@ impl Server {
         let mut text = String::new();
         stream.read_to_string(&mut text).unwrap();
         let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+        (status, text)
+    }
+
+    /// One HTTP/1.1 request; its status and JSON body (`Null` when the body
+    /// is not JSON).
+    pub fn request(&self, method: &str, path: &str, body: &str, token: Option<&str>) -> (u16, serde_json::Value) {
+        let (status, text) = self.request_text(method, path, body, token);
         let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
         // Bodies may be chunked: take the JSON between the first `{`/`[` and the last `}`/`]`.
         let start = body.find(['{', '[']).unwrap_or(0);
