@@ -34,14 +34,26 @@ fn regressions(target: &str) -> Vec<String> {
         .collect()
 }
 
+/// `check` over the text of each seed file, each edge case, and the
+/// target's regressions.
+fn check_all(check: fn(&str), target: &str, seeds: &[PathBuf], edge_cases: &[&str]) {
+    for path in seeds {
+        check(&std::fs::read_to_string(path).unwrap());
+    }
+    for text in edge_cases {
+        check(text);
+    }
+    for text in regressions(target) {
+        check(&text);
+    }
+}
+
 #[test]
 fn markdown_of_the_corpus_and_edge_cases() {
     let seeds = files(&project_root().join("corpus"), &[".md"]);
     assert!(seeds.len() > 10, "{} Markdown seeds", seeds.len());
-    for path in seeds {
-        crate::markdown(&std::fs::read_to_string(path).unwrap());
-    }
-    for text in [
+    let long = "word ".repeat(500);
+    let edge_cases = [
         "",
         "no heading at all",
         "---\ntitle: x\n---\n# T\nbody",
@@ -49,34 +61,23 @@ fn markdown_of_the_corpus_and_edge_cases() {
         "# é\n## é\n### é",
         "```\nnever closed\n# not a heading",
         "# A\n\n<a id=\"x\"></a>\n\n## A\n",
-        &"word ".repeat(500),
-    ] {
-        crate::markdown(text);
-    }
-    for text in regressions("markdown") {
-        crate::markdown(&text);
-    }
+        &long,
+    ];
+    check_all(crate::markdown, "markdown", &seeds, &edge_cases);
 }
 
 #[test]
 fn typescript_of_the_corpus_and_edge_cases() {
     let seeds = files(&project_root().join("corpus/patterns"), &[".ts", ".tsx"]);
     assert!(seeds.len() > 5, "{} TS seeds", seeds.len());
-    for path in seeds {
-        crate::typescript(&std::fs::read_to_string(path).unwrap());
-    }
-    for text in [
+    let edge_cases = [
         "",
         "export default pattern<{ a: string }>(({ a }) => ({ a }));",
         "export default pattern(",
         "interface A { b: A }\nexport default pattern<A, A>((x) => x);",
         "const x = <div>{</div>",
-    ] {
-        crate::typescript(text);
-    }
-    for text in regressions("typescript") {
-        crate::typescript(&text);
-    }
+    ];
+    check_all(crate::typescript, "typescript", &seeds, &edge_cases);
 }
 
 #[test]
