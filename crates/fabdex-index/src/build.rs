@@ -920,7 +920,7 @@ pub fn verify_all(dir: &Path) -> Result<()> {
 }
 
 /// Remove old snapshots (keeping the current one and the `keep` newest
-/// others), staging folders of builds that died more than an hour ago, and
+/// others; each is moved into staging before it is deleted), staging folders of builds that died more than an hour ago, and
 /// extraction caches of other extractor versions.
 fn gc(layout: &IndexLayout, current: &str, keep: usize) {
     let hour_ago = SystemTime::now() - std::time::Duration::from_secs(3600);
@@ -946,6 +946,13 @@ fn gc(layout: &IndexLayout, current: &str, keep: usize) {
         .collect();
     others.sort_by_key(|o| std::cmp::Reverse(o.0));
     for (_, path) in others.into_iter().skip(keep) {
-        let _ = fs::remove_dir_all(path);
+        // Out of `snapshots/` in one rename first: a build killed while it
+        // deletes leaves the half-deleted folder in staging (collected like
+        // any staging debris), never a snapshot without its manifest.
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let trash = layout.staging().join(format!("removed-{name}-{}", std::process::id()));
+        if fs::rename(&path, &trash).is_ok() {
+            let _ = fs::remove_dir_all(&trash);
+        }
     }
 }
