@@ -14,7 +14,7 @@ budget="${1:-600}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(markdown typescript address cf_specifier published_line)
+  targets=(markdown typescript address cf_specifier published_line run_artifacts kit tool_call)
 fi
 if ! cargo +nightly --version >/dev/null 2>&1 || ! cargo fuzz --version >/dev/null 2>&1; then
   echo "skipping fuzzing: needs the nightly toolchain and cargo-fuzz"

@@ -1,8 +1,9 @@
 //! # fabdex-fuzz
 //!
 //! The invariants of fabdex's parsers of untrusted input, one function per
-//! door: Markdown, TS/TSX, addresses, `cf:` specifiers and published-record
-//! lines. Each function takes any text, runs the parser as the index does,
+//! door: Markdown, TS/TSX, addresses, `cf:` specifiers, published-record
+//! lines, run artifacts, kits (through admission) and the tool API's
+//! request bodies. Each function takes any text, runs the parser as the index does,
 //! and panics when an invariant breaks, so that a crash and a wrong answer
 //! are both findings.
 //!
@@ -147,6 +148,12 @@ pub fn published_line(text: &str) {
         assert_eq!(again, record, "a record does not survive its own JSON");
     }
 }
+
+pub mod artifacts;
+pub mod served;
+
+pub use artifacts::run_artifacts;
+pub use served::{kit, tool_call};
 
 #[cfg(test)]
 mod tests;

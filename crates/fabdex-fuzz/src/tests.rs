@@ -137,3 +137,86 @@ fn published_lines_of_the_corpus_round_trip() {
 fn a_broken_invariant_is_a_finding() {
     crate::round_trip("doc:fuzz/notes/file.md#a@0");
 }
+
+fn seeds(target: &str) -> Vec<PathBuf> {
+    files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds").join(target), &[""])
+}
+
+#[test]
+fn run_artifacts_of_the_seeds_and_edge_cases() {
+    let seeds = seeds("run_artifacts");
+    assert!(seeds.len() >= 6, "{} run-artifact seeds", seeds.len());
+    let spec = std::fs::read_to_string(seeds.iter().find(|p| p.ends_with("spec.json")).unwrap()).unwrap();
+    let (parsed, violations) = fabdex_runstate::artifacts::check_spec("spec.json", &spec);
+    assert!(
+        parsed.is_some() && violations.is_empty(),
+        "the spec seed is valid, so its round trip is checked: {violations:?}"
+    );
+    let edge_cases = ["", "{}", "[]", "null", "{\"round\": -1}", "{\"dimensions\": [{}]}", "# draft [@x/y]", "\u{0}"];
+    check_all(crate::run_artifacts, "run_artifacts", &seeds, &edge_cases);
+}
+
+#[test]
+fn kits_of_the_seeds_through_admission() {
+    let seeds = seeds("kit");
+    let fixture = crate::served::fixture();
+    assert!(
+        fixture.citations.len() >= 4 && fixture.patterns.len() >= 3,
+        "the fixture run read and inspected: {:?} {:?}",
+        fixture.citations,
+        fixture.patterns
+    );
+    let complete = std::fs::read_to_string(seeds.iter().find(|p| p.ends_with("complete.json")).unwrap()).unwrap();
+    let mut text = complete.replace("$PATTERN0", &fixture.patterns[0]);
+    for (i, c) in fixture.citations.iter().enumerate() {
+        text = text.replace(&format!("$CITE{i}"), c);
+    }
+    let admission = fabdex_kit::admit(
+        &fixture.engine,
+        &fixture.contents,
+        &[fabdex_kit::Handle { token: "mailDb".into(), description: "mail".into(), schema: None }],
+        &serde_json::from_str(&text).unwrap(),
+    );
+    assert_eq!(admission.status, fabdex_kit::KitStatus::Complete, "{:?}", admission.problems);
+    let edge_cases = ["", "{}", "{\"task\": \"\"}", "{\"patterns\": [{\"patternId\": \"\"}]}"];
+    check_all(crate::kit, "kit", &seeds, &edge_cases);
+}
+
+#[test]
+fn tool_calls_of_the_seeds() {
+    let seeds = seeds("tool_call");
+    assert!(seeds.len() >= 10, "{} tool-call seeds", seeds.len());
+    let fixture = crate::served::fixture();
+    // Every seed call answers but these two, which must be refused: an
+    // alias in `read_source` and `have` as `TOKEN:TYPE` text once were too.
+    let refused: Vec<String> = seeds
+        .iter()
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            let (name, body) = text.split_once('\n').unwrap();
+            let ctx = fabdex_tools::Context {
+                session: fabdex_ledger::Session::new(&fixture.engine),
+                runs: None,
+                grants: None,
+            };
+            let answer = fabdex_tools::call(&ctx, name, serde_json::from_str(body).unwrap());
+            if let Err(e) = &answer {
+                eprintln!("{}: [{}] {}", p.display(), e.kind, e.message);
+            }
+            answer.is_err()
+        })
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(refused, ["ledger.txt", "unknown.txt"], "seed calls refused");
+    let edge_cases = [
+        "",
+        "read\n{\"address\": \"doc:../../etc/passwd\"}",
+        "read\n{\"address\": \"doc:docs/x.md\", \"max_chars\": 0}",
+        "search_docs\n{\"query\": \"\", \"limit\": 100000}",
+        "read_source\n{\"pattern_id\": \"patterns/mail/inbox.tsx\", \"start_line\": 4294967295}",
+        "pattern_deps\n{\"id\": \"patterns/mail/inbox.tsx\", \"depth\": 1000000}",
+        "search_docs\n[1, 2]",
+        "search_docs\n{\"run\": 5}",
+    ];
+    check_all(crate::tool_call, "tool_call", &seeds, &edge_cases);
+}

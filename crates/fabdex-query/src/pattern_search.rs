@@ -409,13 +409,53 @@ fn field_source(p: &ProgramRow, field: Field, terms_matched: &[String]) -> Optio
     first
 }
 
-/// A requested contract field: `NAME` or `NAME:TYPE`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+/// A requested contract field: `NAME` or `NAME:TYPE`. In JSON either that
+/// text or `{"name", "type"?}`, since the CLI's spelling is what callers
+/// copy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "FieldSpecJson")]
 pub struct FieldSpec {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     #[serde(rename = "type")]
     pub ty: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum FieldSpecJson {
+    Text(String),
+    Object {
+        name: String,
+        #[serde(rename = "type", default)]
+        ty: Option<String>,
+    },
+}
+
+impl TryFrom<FieldSpecJson> for FieldSpec {
+    type Error = QueryError;
+    fn try_from(json: FieldSpecJson) -> Result<FieldSpec, QueryError> {
+        match json {
+            FieldSpecJson::Text(spec) => FieldSpec::parse(&spec, "field"),
+            FieldSpecJson::Object { name, ty } => Ok(FieldSpec { name, ty }),
+        }
+    }
+}
+
+impl schemars::JsonSchema for FieldSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FieldSpec".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A contract field: `NAME` or `NAME:TYPE`, or {\"name\", \"type\"?}.",
+            "anyOf": [
+                {"type": "string"},
+                {"type": "object", "properties": {"name": {"type": "string"}, "type": {"type": "string"}}, "required": ["name"]}
+            ]
+        })
+    }
 }
 
 impl FieldSpec {

@@ -343,16 +343,18 @@ const TOOLS: &[Tool] = &[
         output: schema::<ReadEnvelope>,
         handler: |ctx, v| {
             let i: ReadSourceInput = input("read_source", v)?;
-            let mut address = format!("pattern:{}", i.pattern_id.trim());
+            // The id may be an alias (`<root>/<entry>`) or a prefix: the address
+            // needs the pattern id itself, or its first segment is taken for the id.
+            let listing = ctx
+                .session
+                .engine
+                .pattern_files(i.pattern_id.trim())
+                .map_err(|e| ToolError::new(e.kind(), e.to_string()))?;
+            let mut address = format!("pattern:{}", listing.pattern_id);
             if let Some(path) = &i.path {
                 address.push('/');
                 address.push_str(path.trim_start_matches('/'));
             } else if i.start_line.is_some() || i.symbol.is_some() {
-                let listing = ctx
-                    .session
-                    .engine
-                    .pattern_files(&i.pattern_id)
-                    .map_err(|e| ToolError::new(e.kind(), e.to_string()))?;
                 let main =
                     listing.files.first().map(|f| f.name.trim_start_matches('/').to_string()).unwrap_or_default();
                 address.push('/');

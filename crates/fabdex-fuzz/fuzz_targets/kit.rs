@@ -1,0 +1,8 @@
+#![no_main]
+//! Fuzz target: see [`fabdex_fuzz::kit`].
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    if let Ok(text) = std::str::from_utf8(data) {
+        fabdex_fuzz::kit(text);
+    }
+});
