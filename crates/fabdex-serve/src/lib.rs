@@ -7,6 +7,9 @@
 //!   `GET /health` with the snapshot id, and the pattern index service's
 //!   endpoints (`POST /listPatterns`, `/searchPatterns`, `/getPattern`), so one
 //!   fabdex can mirror another with `fabdex index --from-index URL`;
+//! - the contract browser at `/` (`web.rs`): HTML pages rendered by
+//!   `fabdex-web` from the same tool calls, under the same auth, policy and
+//!   run ledger;
 //! - `fabdex serve --mcp`: MCP over stdio (`tools/list`, `tools/call`), with
 //!   errors as MCP tool errors carrying the CLI's messages (`mcp.rs`).
 //!
@@ -35,6 +38,7 @@ use serde_json::json;
 use tokio::sync::Semaphore;
 
 mod mcp;
+mod web;
 
 pub use mcp::serve_mcp;
 
@@ -359,12 +363,12 @@ async fn not_found() -> Response {
     error_response(
         StatusCode::NOT_FOUND,
         "not-found",
-        "no such endpoint (GET /v1/tools, POST /v1/tools/{name}, GET /health, POST /listPatterns, /searchPatterns, /getPattern)",
+        "no such endpoint (GET /v1/tools, POST /v1/tools/{name}, GET /health, POST /listPatterns, /searchPatterns, /getPattern; pages: GET /, /search, /pattern/{id}, /file/{id}/{path}, /doc/{path}, /run)",
     )
 }
 
 /// Errors axum answers itself (413 body too large, 405 wrong method, …) in
-/// the same JSON envelope as every other error.
+/// the same JSON envelope as every other error; pages (`text/html`) keep theirs.
 async fn json_errors(response: Response) -> Response {
     let status = response.status();
     let is_json = response
@@ -372,7 +376,12 @@ async fn json_errors(response: Response) -> Response {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
-    if !status.is_client_error() && !status.is_server_error() || is_json {
+    let is_page = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"));
+    if !status.is_client_error() && !status.is_server_error() || is_json || is_page {
         return response;
     }
     let kind = match status {
@@ -398,6 +407,7 @@ pub fn router(index_dir: &Path, opts: ServeOptions) -> anyhow::Result<Router> {
         .route("/searchPatterns", post(search_patterns))
         .route("/getPattern", post(get_pattern))
         .route("/health", get(health))
+        .merge(web::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(max_body))
         .layer(axum::middleware::map_response(json_errors))
