@@ -1,0 +1,245 @@
+//! The contract browser in a real browser: headless Chromium driven through
+//! chromedriver (WebDriver) against `fabdex serve --http` on the corpus.
+//!
+//! Covered: searching for the inbox task and opening the inbox app, its
+//! contract with `db` required, one of its files at a line range (script
+//! highlighting `#L32-L41` and a server-side `?lines=`); following a
+//! dependency; a doc section and then its parent; keyboard shortcuts and a
+//! phone-width layout; and, under a deny release policy with a token and a
+//! run, signing in, withheld results with no text, and the run's provenance.
+//!
+//! Without Chromium and chromedriver the tests say so and pass, unless
+//! `$FABDEX_REQUIRE_BROWSER` is set (CI sets it), when that is a failure.
+//! `cargo test --test web_ui -- --ignored screenshots` refreshes
+//! `docs/screenshots/` (`scripts/screenshots.sh`).
+
+mod common;
+mod webdriver;
+
+use common::{Server, Workspace};
+use webdriver::Browser;
+
+/// The month picker, a published record the agenda depends on.
+const MONTH_PICKER: &str = "ls4nTU0QKIBtQWXO5rIzbHQYasNV3TEQai4XA0ZXFZM";
+const AGENDA: &str = "NaKN0VjZq8rMPO0qCxGXTnNhjUFh0cZcYZD2d2dQz-M";
+/// Text of the doc section `wish.md#result-shape`.
+const RESULT_SHAPE_TEXT: &str = "A wish returns an object with four members";
+
+/// A browser, or `None` (with the reason printed) when there is none and
+/// none is required.
+fn browser(width: u32, height: u32) -> Option<Browser> {
+    match webdriver::find_browser() {
+        Ok((chromium, driver)) => Some(Browser::start(&chromium, &driver, width, height)),
+        Err(why) if std::env::var_os("FABDEX_REQUIRE_BROWSER").is_some() => {
+            panic!("FABDEX_REQUIRE_BROWSER is set but {why}")
+        }
+        Err(why) => {
+            eprintln!("skipping the browser tests: {why}");
+            None
+        }
+    }
+}
+
+fn serve(ws: &Workspace, token: Option<&str>, extra: &[&str]) -> Server {
+    let mut cmd = common::fabdex_command();
+    cmd.args(["--index", ws.index_dir().to_str().unwrap(), "--runs", ws.path("runs").to_str().unwrap()])
+        .args(extra)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .env_remove("FABDEX_SERVE_TOKEN")
+        .env_remove("FABDEX_RUN")
+        .env_remove("FABDEX_POLICY");
+    if let Some(t) = token {
+        cmd.env("FABDEX_SERVE_TOKEN", t);
+    }
+    Server::start(cmd)
+}
+
+#[test]
+fn authors_browse_contracts_sources_and_docs() {
+    let Some(browser) = browser(1280, 900) else { return };
+    let ws = Workspace::with_registry();
+    ws.build();
+    let inbox = ws.engine().inspect("patterns/mail/inbox.tsx").unwrap().pattern_id;
+    let server = serve(&ws, None, &[]);
+    search_then_inbox_contract_then_a_file(&browser, &server, &inbox);
+    follow_a_dependency(&browser, &server);
+    a_section_then_its_parent(&browser, &server);
+    keyboard_and_phone(&browser, &server);
+}
+
+/// Search for the task, open the inbox app from its hit, see `db` required,
+/// open a file at a line range.
+fn search_then_inbox_contract_then_a_file(b: &Browser, server: &Server, inbox: &str) {
+    b.goto(&format!("{}/", server.url));
+    b.find("#q2").type_text("show my email inbox");
+    b.find("form.search button[type=submit]").click();
+    b.wait_until("the search results", |b| b.url().contains("/search?q=show+my+email+inbox"));
+    let hit = b.find_text(".hit.pattern", "patterns/mail/inbox.tsx");
+    let hit_text = hit.text();
+    assert!(hit_text.contains("needs input db: Writable<MailDatabase>"), "the hit's fit: {hit_text}");
+    assert!(hit_text.contains("why") && hit_text.contains("name: inbox"), "the hit's why: {hit_text}");
+    b.find_text(".hit.pattern a.title", "patterns/mail/inbox.tsx").click();
+    b.wait_until("the inbox page", |b| b.url().ends_with(&format!("/pattern/{inbox}")));
+    assert_eq!(b.find("h1").text(), "patterns/mail/inbox.tsx");
+
+    let db = b.find("#arg-fields tr#arg-db");
+    assert_eq!(db.attr("class").as_deref(), Some("required"));
+    assert!(db.text().contains("required") && db.text().contains("Writable<MailDatabase>"), "{}", db.text());
+    let month = b.find("#arg-fields tr#arg-month");
+    assert_eq!(month.attr("class").as_deref(), Some("optional"));
+    assert!(month.text().contains("\"2026-11\""), "the default is shown: {}", month.text());
+
+    // The toggle: TypeScript first, JSON Schema on a click.
+    let ts = b.find("details.view[data-view=ts]");
+    let schema = b.find("details.view[data-view=schema]");
+    assert!(ts.displayed() && !schema.displayed(), "TypeScript shows first");
+    assert!(ts.text().contains("db: Writable<MailDatabase>;"), "{}", ts.text());
+    b.find(".toggle button[data-show=schema]").click();
+    assert!(!ts.displayed() && schema.displayed(), "JSON Schema after the toggle");
+    assert!(schema.text().contains("\"required\": [\n      \"db\"\n    ]"), "{}", schema.text());
+
+    // A file at a line range: the export's link goes to #L32-L41 of the main file.
+    b.find_text("#exports a", "InboxOutput").click();
+    b.wait_until("the source viewer", |b| b.url().contains("/file/") && b.url().ends_with("#L32-L41"));
+    let highlighted: Vec<String> = b.find_all("#source tr.hl").iter().filter_map(|r| r.attr("id")).collect();
+    let expected: Vec<String> = (32..=41).map(|n| format!("L{n}")).collect();
+    assert_eq!(highlighted, expected);
+    assert!(b.find("#L32").text().contains("export interface InboxOutput {"), "{}", b.find("#L32").text());
+
+    // The same range read by the server: only those lines are on the page.
+    b.goto(&format!("{}/file/{inbox}/mail/types.ts?lines=3-6", server.url));
+    let rows: Vec<String> = b.find_all("#source tr").iter().filter_map(|r| r.attr("id")).collect();
+    assert_eq!(rows, ["L3", "L4", "L5", "L6"]);
+    assert!(b.find("#L4").text().contains("export interface MessageHeader"), "{}", b.find("#L4").text());
+}
+
+fn follow_a_dependency(b: &Browser, server: &Server) {
+    b.goto(&format!("{}/pattern/{AGENDA}", server.url));
+    assert!(b.find(".lead").text().contains("A month of agenda items"));
+    let dep = b.find("#graph a.dep");
+    assert_eq!(dep.attr("href").as_deref(), Some(format!("/pattern/{MONTH_PICKER}").as_str()));
+    dep.click();
+    b.wait_until("the dependency's page", |b| b.url().ends_with(&format!("/pattern/{MONTH_PICKER}")));
+    assert!(b.find(".lead").text().contains("Step through months"), "{}", b.find(".lead").text());
+    let users = b.find_text("#graph .cols div", "Used by").text();
+    assert!(users.contains(AGENDA), "the month picker lists the agenda as a dependent: {users}");
+}
+
+fn a_section_then_its_parent(b: &Browser, server: &Server) {
+    b.goto(&format!("{}/search?q=wish+result+shape&scope=docs", server.url));
+    b.find_text(".hit.doc a.title", "Result Shape").click();
+    b.wait_until("the section page", |b| {
+        b.url().ends_with("/doc/docs/common/conventions/wish.md?section=result-shape")
+    });
+    let article = b.find("article.prose").text();
+    assert!(article.contains(RESULT_SHAPE_TEXT), "{article}");
+    assert!(b.find("article.prose table").text().contains("candidates"), "the Markdown table is rendered");
+    let crumbs = b.find("nav.crumbs").text();
+    assert!(crumbs.contains("Finding Other Pieces") && crumbs.ends_with("Result Shape"), "{crumbs}");
+    b.find("a.parent").click();
+    b.wait_until("the parent section", |b| b.url().ends_with("?section=finding-other-pieces"));
+    assert_eq!(b.find("nav.crumbs a[aria-current]").text(), "Finding Other Pieces");
+    assert!(!b.find("article.prose").text().contains(RESULT_SHAPE_TEXT), "the parent's own text only");
+    let children = b.find("nav.related").text();
+    assert!(children.contains("Result Shape"), "the parent lists its child: {children}");
+}
+
+fn keyboard_and_phone(b: &Browser, server: &Server) {
+    b.goto(&format!("{}/search?q=inbox", server.url));
+    b.press("/");
+    let focused = b.script("return document.activeElement.id", serde_json::json!([]));
+    assert_eq!(focused, "q2", "`/` focuses the search box");
+    b.script("document.activeElement.blur()", serde_json::json!([]));
+    b.press("j");
+    b.press("j");
+    let second = b.find_all(".hit a.title")[1].text();
+    let focused = b.script("return document.activeElement.textContent", serde_json::json!([]));
+    assert_eq!(focused.as_str(), Some(second.as_str()), "j moves to the next hit");
+
+    b.resize(390, 844);
+    for path in
+        ["/search?q=inbox", &format!("/pattern/{AGENDA}"), "/doc/docs/common/conventions/wish.md?section=result-shape"]
+    {
+        b.goto(&format!("{}{path}", server.url));
+        let fits =
+            b.script("return document.documentElement.scrollWidth <= window.innerWidth + 1", serde_json::json!([]));
+        let wide = b.script(
+            "var w = window.innerWidth; return [w, document.documentElement.scrollWidth, Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().right > w + 1).slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))]",
+            serde_json::json!([]),
+        );
+        assert_eq!(fits, true, "{path} has no sideways scroll at phone width: {wide}");
+    }
+    b.resize(1280, 900);
+}
+
+#[test]
+fn withheld_results_show_no_text_and_the_run_records_them() {
+    let Some(b) = browser(1280, 900) else { return };
+    let ws = Workspace::with_registry();
+    ws.build();
+    std::fs::write(
+        ws.path("policy.toml"),
+        "default = \"allow\"\n[[deny]]\norigins = [\"docs\"]\nconsumers = [\"*\"]\n",
+    )
+    .unwrap();
+    let run = fabdex_ledger::RunStore::new(ws.path("runs")).new_run(None).unwrap().run;
+    let policy = ws.path("policy.toml");
+    let server = serve(&ws, Some("s3cret"), &["--policy", policy.to_str().unwrap(), "--run", &run]);
+
+    // Without the token a page asks for it; signing in returns to the page.
+    b.goto(&format!("{}/search?q=wish+result+shape", server.url));
+    assert!(b.find("h1").text().contains("Sign in"));
+    assert!(!b.source().contains(RESULT_SHAPE_TEXT));
+    b.find("#token").type_text("s3cret");
+    b.find("form.login button").click();
+    b.wait_until("the search after signing in", |b| b.find_all(".hit").len() > 1);
+    assert!(b.url().ends_with("/search?q=wish+result+shape"), "{}", b.url());
+
+    let withheld = b.find_all(".hit.doc .withheld");
+    assert!(!withheld.is_empty(), "docs hits are withheld");
+    let source = b.source();
+    assert!(!source.contains(RESULT_SHAPE_TEXT) && !source.contains("Result Shape"), "no withheld text on the page");
+    assert!(b.find(".hit.pattern").text().len() > 10, "pattern hits (another origin) are released");
+
+    b.goto(&format!("{}/doc/docs/common/conventions/wish.md?section=result-shape", server.url));
+    assert!(b.find("article .withheld").text().contains("Withheld"));
+    assert!(!b.source().contains(RESULT_SHAPE_TEXT), "a withheld section shows no text");
+
+    // Provenance: the footer counts what the run read; /run lists it.
+    let footer = b.find("footer.prov").text();
+    assert!(footer.contains(&run) && footer.contains("withheld from docs"), "{footer}");
+    b.find("footer.prov a").click();
+    b.wait_until("the run page", |b| b.url().ends_with("/run"));
+    let records = b.find("ol.records").text();
+    assert!(
+        records.contains("withheld") && records.contains("doc:docs/common/conventions/wish.md#result-shape"),
+        "{records}"
+    );
+    assert!(records.contains("released"), "pattern hits were released: {records}");
+}
+
+/// Refresh `docs/screenshots/` (run by `scripts/screenshots.sh`).
+#[test]
+#[ignore]
+fn screenshots() {
+    let Some(b) = browser(1280, 900) else { return };
+    let ws = Workspace::with_registry();
+    ws.build();
+    let inbox = ws.engine().inspect("patterns/mail/inbox.tsx").unwrap().pattern_id;
+    let server = serve(&ws, None, &[]);
+    let out = common::project_root().join("docs/screenshots");
+    std::fs::create_dir_all(&out).unwrap();
+    let shots = [
+        ("search.png", "/search?q=show+my+email+inbox".to_string(), 1280, 1000),
+        ("pattern.png", format!("/pattern/{inbox}"), 1280, 1300),
+        ("file.png", format!("/file/{inbox}/mail/inbox.tsx?lines=21-45"), 1280, 900),
+        ("section.png", "/doc/docs/common/conventions/wish.md?section=result-shape".to_string(), 1280, 1000),
+        ("phone.png", format!("/pattern/{inbox}"), 390, 844),
+    ];
+    for (name, path, width, height) in shots {
+        b.resize(width, height);
+        b.goto(&format!("{}{path}", server.url));
+        std::fs::write(out.join(name), b.screenshot()).unwrap();
+        println!("wrote docs/screenshots/{name}");
+    }
+}
