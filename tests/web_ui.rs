@@ -218,6 +218,57 @@ fn withheld_results_show_no_text_and_the_run_records_them() {
     assert!(records.contains("released"), "pattern hits were released: {records}");
 }
 
+/// One GET with extra header lines; status, head and body.
+fn get(server: &Server, path: &str, headers: &str) -> (u16, String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\n{headers}Connection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (status, head.to_string(), body.to_string())
+}
+
+/// Without a browser: the token rules of pages, and index text as text.
+#[test]
+fn pages_need_the_token_and_show_index_text_as_text() {
+    let ws = Workspace::with_corpus();
+    std::fs::write(
+        ws.path("docs/evil.md"),
+        "# Evil <img src=x onerror=alert(1)>\n\nText <script>alert(\"x\")</script> and [click](javascript:alert(1)).\n",
+    )
+    .unwrap();
+    ws.build();
+    let server = serve(&ws, Some("s3cret"), &[]);
+
+    let (status, head, body) = get(&server, "/doc/docs/evil.md", "");
+    assert_eq!(status, 401, "{head}");
+    assert!(body.contains("<form class=\"login\"") && !body.contains("Evil"), "a sign-in page, nothing else");
+    let (status, _, _) = get(&server, "/doc/docs/evil.md?token=wrong", "");
+    assert_eq!(status, 401);
+    let (status, head, _) = get(&server, "/doc/docs/evil.md?token=s3cret", "");
+    assert_eq!(status, 303, "{head}");
+    assert!(head.contains("location: /doc/docs/evil.md\r\n"), "the token leaves the address: {head}");
+    let cookie = head.lines().find_map(|l| l.strip_prefix("set-cookie: ")).expect("a cookie").to_string();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    let pair = cookie.split(';').next().unwrap();
+
+    let (status, head, body) = get(&server, "/doc/docs/evil.md", &format!("Cookie: {pair}\r\n"));
+    assert_eq!(status, 200, "{head}");
+    assert!(head.contains("content-security-policy: default-src 'none'; script-src 'self'"), "{head}");
+    assert!(body.contains("&lt;script&gt;</code>alert(&quot;x&quot;)"), "raw HTML shows as text: {body}");
+    assert!(!body.contains("<script>alert") && !body.contains("<img") && !body.contains("href=\"javascript"), "{body}");
+    let (status, _, body) = get(&server, "/search?q=evil", "Authorization: Bearer s3cret\r\n");
+    assert_eq!(status, 200);
+    assert!(body.contains("doc:docs/evil.md#evil") && !body.contains("<img") && !body.contains("<script>"), "{body}");
+    let (status, _, _) = get(&server, "/search?q=evil", "Cookie: fabdex_token=wrong\r\n");
+    assert_eq!(status, 401);
+    let (status, head, body) = get(&server, "/assets/style.css", "");
+    assert_eq!(status, 200, "assets need no token");
+    assert!(head.contains("content-type: text/css") && body.contains(":focus-visible"), "{head}");
+}
+
 /// Refresh `docs/screenshots/` (run by `scripts/screenshots.sh`).
 #[test]
 #[ignore]
