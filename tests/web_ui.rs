@@ -283,7 +283,7 @@ fn screenshots() {
     let shots = [
         ("search.png", "/search?q=show+my+email+inbox".to_string(), 1280, 1000),
         ("pattern.png", format!("/pattern/{inbox}"), 1280, 1300),
-        ("file.png", format!("/file/{inbox}/mail/inbox.tsx?lines=21-45"), 1280, 900),
+        ("file.png", format!("/file/{inbox}/mail/inbox.tsx#L21-L29"), 1280, 900),
         ("section.png", "/doc/docs/common/conventions/wish.md?section=result-shape".to_string(), 1280, 1000),
         ("phone.png", format!("/pattern/{inbox}"), 390, 844),
     ];

@@ -76,7 +76,11 @@
       var row = document.getElementById("L" + n);
       if (row) { row.classList.add("hl"); first = first || row; }
     }
-    if (first) first.scrollIntoView({ block: "center" });
+    // Scroll only when the range's first line is out of view (below the sticky header).
+    if (first) {
+      var box = first.getBoundingClientRect();
+      if (box.top < 64 || box.bottom > window.innerHeight) first.scrollIntoView({ block: "center" });
+    }
   }
   window.addEventListener("hashchange", highlight);
   highlight();
