@@ -32,7 +32,8 @@ impl BlobStore {
         if path.exists() {
             return Ok(digest);
         }
-        fs::create_dir_all(path.parent().unwrap())?;
+        let folder = path.parent().unwrap();
+        fs::create_dir_all(folder).with_context(|| format!("cannot create the folder `{}`", folder.display()))?;
         if let Some(prev) = reuse {
             let old = prev.path_of(&digest)?;
             // Link only a blob that still holds exactly these bytes: a

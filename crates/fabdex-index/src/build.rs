@@ -203,8 +203,8 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         md: layout.cache().join(format!("md-v{}", fabdex_md::EXTRACTOR_VERSION)),
         ts: layout.cache().join(format!("ts-v{}", fabdex_ts::EXTRACTOR_VERSION)),
     };
-    fs::create_dir_all(&caches.md)?;
-    fs::create_dir_all(&caches.ts)?;
+    create_dir(&caches.md)?;
+    create_dir(&caches.ts)?;
     let bar = progress_bar(opts.progress, candidates.len() as u64);
     let outcomes: Vec<Outcome> = candidates
         .into_par_iter()
@@ -230,6 +230,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     }
 
     phases.insert("read_extract".into(), lap(&mut clock));
+    let live_cache = LiveCache::of(&caches, &files, &ts_files);
 
     // The platform's API declarations, when configured: contracts depend on them.
     let commonfabric_types = match &config.index.commonfabric_types {
@@ -267,6 +268,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         report.phases_ms = phases;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         gc(&layout, &id, opts.keep_snapshots);
+        live_cache.prune();
         return Ok(report);
     }
 
@@ -415,6 +417,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     report.phases_ms = phases;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     gc(&layout, &manifest.snapshot_id, opts.keep_snapshots);
+    live_cache.prune();
     Ok(report)
 }
 
@@ -489,6 +492,22 @@ fn read_text(c: &Candidate, root: &str, max_bytes: u64) -> Result<String, Outcom
     })
 }
 
+/// `fs::write`, with the path in its error (a full disk must say where).
+fn write_file(path: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> Result<()> {
+    let path = path.as_ref();
+    fs::write(path, bytes).with_context(|| format!("cannot write `{}`", path.display()))
+}
+
+fn create_dir(path: impl AsRef<Path>) -> Result<()> {
+    let path = path.as_ref();
+    fs::create_dir_all(path).with_context(|| format!("cannot create the folder `{}`", path.display()))
+}
+
+fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<()> {
+    let (from, to) = (from.as_ref(), to.as_ref());
+    fs::rename(from, to).with_context(|| format!("cannot move `{}` to `{}`", from.display(), to.display()))
+}
+
 /// A cached extraction by content digest, or a fresh one (then cached).
 fn cached<T: Serialize + serde::de::DeserializeOwned>(
     dir: &Path,
@@ -504,9 +523,42 @@ fn cached<T: Serialize + serde::de::DeserializeOwned>(
         let tmp = cache_file.with_extension(format!("tmp{}", std::process::id()));
         if fs::write(&tmp, json).is_ok() {
             let _ = fs::rename(&tmp, &cache_file);
+        } else {
+            // A full disk leaves a partial file: it must not take the room.
+            let _ = fs::remove_file(&tmp);
         }
     }
     (fresh, false)
+}
+
+/// The cache entries a published build used. Every other entry of the live
+/// extractor versions is removed after publishing, so the cache holds one
+/// extraction per current source and not every version of every file ever
+/// indexed (nor the extraction of a file whose build failed for want of room).
+struct LiveCache {
+    dirs: Vec<(PathBuf, HashSet<String>)>,
+}
+
+impl LiveCache {
+    fn of(caches: &CacheDirs, files: &[ReadFile], ts_files: &[TsFile]) -> LiveCache {
+        let name = |digest: &str| format!("{}.json", digest_hex(digest).unwrap_or("x"));
+        LiveCache {
+            dirs: vec![
+                (caches.md.clone(), files.iter().map(|f| name(&f.digest)).collect()),
+                (caches.ts.clone(), ts_files.iter().map(|f| name(&f.digest)).collect()),
+            ],
+        }
+    }
+
+    fn prune(&self) {
+        for (dir, live) in &self.dirs {
+            for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+                if !live.contains(entry.file_name().to_string_lossy().as_ref()) {
+                    let _ = fs::remove_file(entry.path());
+                }
+            }
+        }
+    }
 }
 
 fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, caches: &CacheDirs) -> Outcome {
@@ -562,8 +614,8 @@ fn write_snapshot(
     phases: &mut BTreeMap<String, u64>,
 ) -> Result<(Manifest, IndexReport)> {
     let mut clock = Instant::now();
-    fs::create_dir_all(staging.join("tables"))?;
-    fs::create_dir_all(staging.join("search"))?;
+    create_dir(staging.join("tables"))?;
+    create_dir(staging.join("search"))?;
 
     // Blobs: hard-linked from the published snapshot when unchanged.
     let previous = layout.current_id().map(|id| BlobStore::new(layout.snapshot(&id).join("blobs")));
@@ -576,7 +628,7 @@ fn write_snapshot(
 
     // Tables.
     let docs_json = serde_json::to_vec(docs)?;
-    fs::write(staging.join("tables/docs.json"), &docs_json)?;
+    write_file(staging.join("tables/docs.json"), &docs_json)?;
     let mut tables = BTreeMap::new();
     tables.insert("tables/docs.json".to_string(), digest_bytes(&docs_json));
     phases.insert("tables_write".into(), lap(&mut clock));
@@ -598,7 +650,7 @@ fn write_snapshot(
     let skipped: Vec<Skipped> = skipped.iter().cloned().chain(duplicates).collect();
     let skipped = &skipped[..];
     let patterns_json = serde_json::to_vec(&patterns)?;
-    fs::write(staging.join("tables/patterns.json"), &patterns_json)?;
+    write_file(staging.join("tables/patterns.json"), &patterns_json)?;
     tables.insert("tables/patterns.json".to_string(), digest_bytes(&patterns_json));
     counts.source_files = patterns.files.len() as u64;
     counts.programs = patterns.programs.len() as u64;
@@ -615,7 +667,9 @@ fn write_snapshot(
 
     // Search index.
     let units = units_of(docs);
-    let unit_texts = write_search_index(&staging.join("search"), files, docs, &units)?;
+    let search_dir = staging.join("search");
+    let unit_texts = write_search_index(&search_dir, files, docs, &units)
+        .with_context(|| format!("cannot write the search index in `{}`", search_dir.display()))?;
     let mut search_files = BTreeMap::new();
     for entry in fs::read_dir(staging.join("search"))? {
         let entry = entry?;
@@ -634,11 +688,11 @@ fn write_snapshot(
     for (name, model) in [(crate::semantic::UNITS_TABLE, &models.units), (crate::semantic::FILES_TABLE, &models.files)]
     {
         let bytes = model.to_bytes();
-        fs::write(staging.join(name), &bytes)?;
+        write_file(staging.join(name), &bytes)?;
         tables.insert(name.to_string(), digest_bytes(&bytes));
     }
     let bytes = models.passages.to_bytes();
-    fs::write(staging.join(crate::semantic::PASSAGES_TABLE), &bytes)?;
+    write_file(staging.join(crate::semantic::PASSAGES_TABLE), &bytes)?;
     tables.insert(crate::semantic::PASSAGES_TABLE.to_string(), digest_bytes(&bytes));
     counts.semantic_passages = models.passages.len() as u64;
     counts.semantic_dimensions = models.units.dim() as u64;
@@ -666,7 +720,7 @@ fn write_snapshot(
             bar.finish_and_clear();
         }
         let bytes = table.to_bytes();
-        fs::write(staging.join(crate::embeddings::TABLE), &bytes)?;
+        write_file(staging.join(crate::embeddings::TABLE), &bytes)?;
         tables.insert(crate::embeddings::TABLE.to_string(), digest_bytes(&bytes));
         // Programs are few (labs: 357); they share the model and its cache.
         let program_sources: Vec<_> = patterns.programs.iter().map(crate::embeddings::program_source).collect();
@@ -674,7 +728,7 @@ fn write_snapshot(
         if !program_sources.is_empty() {
             let (programs, s) = crate::embeddings::compute(encoder, &program_sources, &layout.cache(), &|_, _| {})?;
             let bytes = programs.to_bytes();
-            fs::write(staging.join(crate::embeddings::PROGRAMS_TABLE), &bytes)?;
+            write_file(staging.join(crate::embeddings::PROGRAMS_TABLE), &bytes)?;
             tables.insert(crate::embeddings::PROGRAMS_TABLE.to_string(), digest_bytes(&bytes));
             counts.embedded_programs = programs.len() as u64;
             program_stats = s;
@@ -767,9 +821,9 @@ fn write_snapshot(
         embeddings: embeddings_report,
         profiles: profile_report,
     };
-    fs::write(staging.join("report.json"), serde_json::to_vec_pretty(&report)?)?;
+    write_file(staging.join("report.json"), serde_json::to_vec_pretty(&report)?)?;
     // The manifest is written last: a staging directory without one is incomplete.
-    fs::write(staging.join("manifest.json"), serde_json::to_vec_pretty(&manifest)?)?;
+    write_file(staging.join("manifest.json"), serde_json::to_vec_pretty(&manifest)?)?;
     Ok((manifest, report))
 }
 
@@ -890,8 +944,8 @@ fn publish(layout: &IndexLayout, staging: &Path, id: &str) -> Result<bool> {
             unchanged = true;
         } else {
             let trash = layout.staging().join(format!("replaced-{id}-{}", std::process::id()));
-            fs::rename(&target, &trash)?;
-            fs::rename(staging, &target)?;
+            rename(&target, &trash)?;
+            rename(staging, &target)?;
             let _ = fs::remove_dir_all(&trash);
         }
     } else {
@@ -904,9 +958,9 @@ fn publish(layout: &IndexLayout, staging: &Path, id: &str) -> Result<bool> {
 /// Point `CURRENT` at a snapshot, atomically.
 fn publish_current(layout: &IndexLayout, id: &str) -> Result<()> {
     let tmp = layout.root.join(format!("CURRENT.tmp{}", std::process::id()));
-    fs::write(&tmp, format!("{id}\n"))?;
+    write_file(&tmp, format!("{id}\n"))?;
     fs::File::open(&tmp)?.sync_all()?;
-    fs::rename(&tmp, layout.current()).context("cannot replace CURRENT")?;
+    rename(&tmp, layout.current()).context("cannot replace CURRENT")?;
     Ok(())
 }
 
