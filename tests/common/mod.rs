@@ -171,6 +171,11 @@ impl Server {
         Server { child, url }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `<host>:<port>`.
     pub fn addr(&self) -> &str {
         self.url.trim_start_matches("http://")

@@ -37,6 +37,7 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::Semaphore;
 
+mod listen;
 mod mcp;
 mod web;
 
@@ -414,7 +415,8 @@ pub fn router(index_dir: &Path, opts: ServeOptions) -> anyhow::Result<Router> {
         .with_state(state))
 }
 
-/// Serve until Ctrl-C. `ready` gets the bound address (useful with port 0).
+/// Serve until Ctrl-C, with the bounds of [`listen`]. `ready` gets the
+/// bound address (useful with port 0).
 pub fn serve_http(
     addr: &str,
     index_dir: &Path,
@@ -422,19 +424,10 @@ pub fn serve_http(
     ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
     check_exposure(addr, &opts)?;
+    let max_body = opts.max_body_bytes;
     let app = router(index_dir, opts)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(async move {
-        let listener =
-            tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on `{addr}`: {e}"))?;
-        ready(listener.local_addr()?);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
-        Ok(())
-    })
+    runtime.block_on(listen::serve(addr, app, max_body, ready))
 }
 
 #[cfg(test)]
