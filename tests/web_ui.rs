@@ -262,6 +262,13 @@ fn pages_need_the_token_and_show_index_text_as_text() {
     let (status, _, body) = get(&server, "/search?q=evil", "Authorization: Bearer s3cret\r\n");
     assert_eq!(status, 200);
     assert!(body.contains("doc:docs/evil.md#evil") && !body.contains("<img") && !body.contains("<script>"), "{body}");
+    let bearer = "Authorization: Bearer s3cret\r\n";
+    let (status, _, body) = get(&server, "/pattern/patterns/mail/inbox.tsx", bearer);
+    assert_eq!(status, 200, "an alias names a pattern");
+    assert!(body.contains("<h1 class=\"pattern\">patterns/mail/inbox.tsx</h1>"), "{body}");
+    let (status, _, body) = get(&server, "/pattern/nope", bearer);
+    assert_eq!(status, 404);
+    assert!(body.contains("class=\"error\"") && body.contains("not-found"), "{body}");
     let (status, _, _) = get(&server, "/search?q=evil", "Cookie: fabdex_token=wrong\r\n");
     assert_eq!(status, 401);
     let (status, head, body) = get(&server, "/assets/style.css", "");

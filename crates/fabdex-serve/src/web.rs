@@ -34,7 +34,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/", get(search))
         .route("/search", get(search))
-        .route("/pattern/{id}", get(pattern))
+        .route("/pattern/{*id}", get(pattern))
         .route("/file/{id}/{*path}", get(file))
         .route("/doc/{*path}", get(doc))
         .route("/run", get(run_page))

@@ -9,10 +9,24 @@ use crate::html::{doc_href, esc};
 /// Render `text`, a section or file of the docs file `file` (`root/path`),
 /// whose relative links resolve against that file.
 pub fn render(text: &str, file: &str) -> String {
+    render_body(text, file, false)
+}
+
+/// Like [`render`], leaving out a heading the text starts with (a section
+/// page shows it as the page's title).
+pub fn render_body(text: &str, file: &str, skip_leading_heading: bool) -> String {
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut out = String::with_capacity(text.len() * 3 / 2);
     let mut state = State::default();
-    for event in Parser::new_ext(text, options) {
+    let mut events = Parser::new_ext(text, options).peekable();
+    if skip_leading_heading && matches!(events.peek(), Some(Event::Start(Tag::Heading { .. }))) {
+        for event in events.by_ref() {
+            if matches!(event, Event::End(TagEnd::Heading(_))) {
+                break;
+            }
+        }
+    }
+    for event in events {
         match event {
             Event::Start(tag) => state.start(&mut out, tag, file),
             Event::End(tag) => state.end(&mut out, tag),
@@ -220,6 +234,12 @@ mod tests {
         assert!(html.contains("href=\"https://x.org\" rel=\"noopener noreferrer nofollow\""), "{html}");
         assert_eq!(link_target("../../../etc.md", "docs/a.md"), None);
         assert_eq!(link_target("#x", "docs/a.md").unwrap(), "/doc/docs/a.md?section=x");
+    }
+
+    #[test]
+    fn a_leading_heading_can_be_left_out() {
+        assert_eq!(render_body("## Title\n\nText", "d/a.md", true), "<p>Text</p>");
+        assert_eq!(render_body("Text\n\n## Later", "d/a.md", true), "<p>Text</p><h3>Later</h3>");
     }
 
     #[test]

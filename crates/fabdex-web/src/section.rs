@@ -76,7 +76,8 @@ pub fn page_html(chrome: &Chrome<'_>, req: &SectionRequest, a: &SectionAnswers) 
     }
     let _ = write!(
         main,
-        "</nav><p class=\"meta\">Address <code class=\"addr\">{}</code> · <a href=\"{}\" rel=\"bookmark\">permalink</a></p><div class=\"docgrid\"><article class=\"prose\">",
+        "</nav><h1>{}</h1><p class=\"meta\">Address <code class=\"addr\">{}</code> · <a href=\"{}\" rel=\"bookmark\">permalink</a></p><div class=\"docgrid\"><article class=\"prose\">",
+        esc(title),
         esc(&address),
         esc(&address_href(&address).unwrap_or_default())
     );
@@ -114,7 +115,9 @@ fn body(req: &SectionRequest, read: &Answer) -> String {
         Ok(w) => w,
         Err(html) => return html,
     };
-    let mut out = crate::markdown::render(s(window, "text"), &req.file);
+    // The page's h1 is the section's heading; a continued window starts mid-text.
+    let skip = req.anchor.is_some() && window["offset"].as_u64() == Some(0);
+    let mut out = crate::markdown::render_body(s(window, "text"), &req.file, skip);
     if let Some(next) = window.get("next").and_then(Value::as_str) {
         let offset = next.rsplit_once('@').map_or("0", |(_, o)| o);
         let base = address_href(&req.address()).unwrap_or_default();

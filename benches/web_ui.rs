@@ -1,0 +1,191 @@
+//! Web UI bench: how long `fabdex serve --http` takes to serve each kind of
+//! page of the contract browser (search, pattern, file view, doc section,
+//! docs file, run page) on labs: the Markdown of `../shared/labs/docs` and
+//! the pattern checkout (`$FABDEX_LABS_PATTERNS`, else
+//! `../labs-checkout/packages/patterns`). One client on loopback, one
+//! keep-alive connection, sequential requests: the latency an author sees,
+//! tool calls and HTML rendering included. Prints p50/p99/max per page type
+//! against the 50 ms budget. Skips, saying why, when labs is absent.
+//!
+//! Run: `cargo bench --bench web_ui [-- REQUESTS]` (default 200 per page type).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The budget every page must meet.
+const BUDGET: Duration = Duration::from_millis(50);
+
+/// One keep-alive connection.
+struct Conn {
+    stream: BufReader<TcpStream>,
+}
+
+impl Conn {
+    fn new(addr: &str) -> Conn {
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_nodelay(true).unwrap();
+        Conn { stream: BufReader::new(s) }
+    }
+
+    /// GET a page; its status and body length.
+    fn get(&mut self, path: &str) -> (u16, usize) {
+        write!(self.stream.get_mut(), "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut line = String::new();
+        self.stream.read_line(&mut line).unwrap();
+        let status = line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let mut length = 0usize;
+        loop {
+            line.clear();
+            self.stream.read_line(&mut line).unwrap();
+            if line.trim_end().is_empty() {
+                break;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0u8; length];
+        self.stream.read_exact(&mut body).unwrap();
+        (status, length)
+    }
+}
+
+fn percentile(samples: &[Duration], p: f64) -> Duration {
+    let mut s = samples.to_vec();
+    s.sort();
+    s[((s.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1e3)
+}
+
+/// The labs folders, or why they are not there.
+fn labs(root: &std::path::Path) -> Result<(PathBuf, PathBuf), String> {
+    let docs = root.join("../shared/labs/docs");
+    let patterns = std::env::var_os("FABDEX_LABS_PATTERNS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("../labs-checkout/packages/patterns"));
+    if !docs.is_dir() {
+        return Err(format!("no labs docs at {}", docs.display()));
+    }
+    if !patterns.is_dir() {
+        return Err(format!("no labs pattern checkout at {} (set FABDEX_LABS_PATTERNS)", patterns.display()));
+    }
+    Ok((docs.canonicalize().unwrap(), patterns.canonicalize().unwrap()))
+}
+
+/// Paths to request per page type, from the index itself.
+fn pages(index: &std::path::Path, root: &std::path::Path) -> Vec<(&'static str, Vec<String>)> {
+    let engine = fabdex_query::Engine::open_index(index).unwrap();
+    let snapshot = engine.snapshot();
+    let programs: Vec<_> = snapshot.patterns.programs.iter().filter(|p| p.has_source).collect();
+    let sections: Vec<String> = snapshot.docs.sections.iter().map(|s| s.address.clone()).collect();
+    let text = std::fs::read_to_string(root.join("tests/data/labs-pattern-tasks.json")).unwrap();
+    let tasks: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let enc = fabdex_web::html::enc;
+    let searches = tasks.iter().filter_map(|t| t["task"].as_str()).map(|t| format!("/search?q={}", enc(t))).collect();
+    let filtered = tasks
+        .iter()
+        .filter_map(|t| t["task"].as_str())
+        .map(|t| format!("/search?q={}&scope=patterns&returns=items&kind=app", enc(t)))
+        .collect();
+    let href = |a: &str| fabdex_web::html::address_href(a).unwrap();
+    let files = programs.iter().map(|p| fabdex_web::html::file_href(&p.pattern_id, &p.files[0].name)).collect();
+    let doc_files: Vec<String> = sections
+        .iter()
+        .map(|a| href(a.split('#').next().unwrap()))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    vec![
+        ("home `/`", vec!["/".to_string()]),
+        ("search (docs + patterns)", searches),
+        ("search (patterns, filters)", filtered),
+        ("pattern", programs.iter().map(|p| fabdex_web::html::pattern_href(&p.pattern_id)).collect()),
+        ("file view", files),
+        ("doc section", sections.iter().map(|a| href(a)).collect()),
+        ("docs file", doc_files),
+        ("run (no run)", vec!["/run".to_string()]),
+    ]
+}
+
+fn main() {
+    let requests: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(200);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let (docs, patterns) = match labs(&root) {
+        Ok(found) => found,
+        Err(why) => {
+            println!("skipping the web UI bench: {why}");
+            return;
+        }
+    };
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_fabdex"));
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("fabdex.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[root]]\nname = \"docs\"\npath = {:?}\nkind = \"docs\"\norigin = \"docs\"\n\n\
+             [[root]]\nname = \"patterns\"\npath = {:?}\nkind = \"patterns\"\norigin = \"local-registry\"\n",
+            docs.display().to_string(),
+            patterns.display().to_string()
+        ),
+    )
+    .unwrap();
+    let index = tmp.path().join("index");
+    let t = Instant::now();
+    let built = Command::new(&bin)
+        .args(["--index", index.to_str().unwrap(), "index", "--config", config.to_str().unwrap(), "--json"])
+        .env_remove("FABDEX_EMBEDDINGS")
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    println!("labs indexed in {:.1} s ({} + {})", t.elapsed().as_secs_f64(), docs.display(), patterns.display());
+    let mut server = Command::new(&bin)
+        .args(["--index", index.to_str().unwrap(), "serve", "--http", "127.0.0.1:0"])
+        .env_remove("FABDEX_SERVE_TOKEN")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.trim().trim_start_matches("listening on http://").to_string();
+    let mut conn = Conn::new(&addr);
+    // The first search loads the ranking's vectors; not a page an author waits on twice.
+    conn.get("/search?q=warm+up");
+
+    println!("\n| page | requests | p50 ms | p99 ms | max ms | median KB | under 50 ms |");
+    println!("|---|---:|---:|---:|---:|---:|---|");
+    let mut all_under = true;
+    for (name, paths) in pages(&index, &root) {
+        let mut samples = Vec::new();
+        let mut sizes = Vec::new();
+        for i in 0..requests {
+            let path = &paths[i % paths.len()];
+            let t = Instant::now();
+            let (status, size) = conn.get(path);
+            samples.push(t.elapsed());
+            assert_eq!(status, 200, "{path}");
+            sizes.push(size);
+        }
+        sizes.sort();
+        let max = *samples.iter().max().unwrap();
+        all_under &= max < BUDGET;
+        println!(
+            "| {name} | {requests} ({} distinct) | {} | {} | {} | {:.1} | {} |",
+            paths.len().min(requests),
+            ms(percentile(&samples, 0.5)),
+            ms(percentile(&samples, 0.99)),
+            ms(max),
+            sizes[sizes.len() / 2] as f64 / 1024.0,
+            if max < BUDGET { "yes" } else { "**no**" }
+        );
+    }
+    println!("\nevery page under {} ms: {}", BUDGET.as_millis(), if all_under { "yes" } else { "no" });
+    let _ = server.kill();
+    let _ = server.wait();
+}
