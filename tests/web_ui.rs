@@ -218,6 +218,59 @@ fn withheld_results_show_no_text_and_the_run_records_them() {
     assert!(records.contains("released"), "pattern hits were released: {records}");
 }
 
+/// "Load more" splices the next window in place: a file longer than one
+/// read window, and more search hits, without reloading the page.
+#[test]
+fn load_more_extends_the_page_in_place() {
+    let Some(b) = browser(1280, 900) else { return };
+    let ws = Workspace::with_corpus();
+    let mut long = std::fs::read_to_string(ws.path("patterns/note.tsx")).unwrap();
+    let lines_before = long.lines().count();
+    for i in 0..1200 {
+        long.push_str(&format!("// filler line {i:04} so that the file needs more than one read window\n"));
+    }
+    std::fs::write(ws.path("patterns/note.tsx"), &long).unwrap();
+    let total = lines_before + 1200;
+    ws.build();
+    let note = ws.engine().inspect("patterns/note.tsx").unwrap().pattern_id;
+    let server = serve(&ws, None, &[]);
+
+    b.goto(&format!("{}/file/{note}/note.tsx", server.url));
+    let first_window = b.find_all("#source tr").len();
+    assert!(first_window > 10 && first_window < total, "one window of {total} lines: {first_window}");
+    b.script("window.notReloaded = true", serde_json::json!([]));
+    let mut clicks = 0;
+    while let Some(more) = b.find_all("a.more[data-more-rows]").into_iter().next() {
+        let rows = b.find_all("#source tr").len();
+        more.click();
+        b.wait_until("the next window", |b| b.find_all("#source tr").len() > rows);
+        clicks += 1;
+        assert!(clicks < 10, "the file ends");
+    }
+    assert!(clicks >= 2, "a file of three windows: {clicks} clicks");
+    let ids: Vec<String> = b.find_all("#source tr").iter().filter_map(|r| r.attr("id")).collect();
+    let expected: Vec<String> = (1..=total).map(|n| format!("L{n}")).collect();
+    let misplaced = ids.iter().zip(&expected).find(|(got, want)| got != want);
+    assert!(
+        ids == expected,
+        "every line once, in order: {} rows for {total} lines, first misplaced {misplaced:?}",
+        ids.len()
+    );
+    let last = b.find(&format!("#L{total}")).text();
+    assert!(last.contains("filler line 1199 so that"), "{last}");
+    let joined = b.find(&format!("#L{first_window}")).text();
+    assert!(joined.contains("filler line") && joined.ends_with("read window"), "the cut line is joined: {joined}");
+    assert_eq!(b.script("return window.notReloaded === true", serde_json::json!([])), true, "no reload");
+
+    b.goto(&format!("{}/search?q=pattern&scope=docs", server.url));
+    assert_eq!(b.find_all(".hit").len(), 10);
+    b.script("window.notReloaded = true", serde_json::json!([]));
+    b.find("a.more[data-more]").click();
+    b.wait_until("ten more hits", |b| b.find_all(".hit").len() == 20);
+    assert!(b.url().ends_with("&limit=20"), "the address says what is shown: {}", b.url());
+    assert_eq!(b.script("return window.notReloaded === true", serde_json::json!([])), true, "no reload");
+}
+
 /// One GET with extra header lines; status, head and body.
 fn get(server: &Server, path: &str, headers: &str) -> (u16, String, String) {
     use std::io::{Read, Write};
