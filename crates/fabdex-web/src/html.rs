@@ -5,7 +5,7 @@ use std::fmt::Write;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 
-use crate::{Answer, Chrome};
+use crate::answer::{Answer, Chrome, Failure};
 
 /// Text as HTML: `&`, `<`, `>`, `"` and `'` escaped, so index text can go
 /// in element content and in quoted attribute values.
@@ -102,7 +102,7 @@ pub fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
 
 /// A failed or withheld answer, shown in place of what it would have shown.
 /// A `denied` answer shows as withheld and carries no text of the source.
-pub fn failure_box(what: &str, failure: &crate::Failure) -> String {
+pub fn failure_box(what: &str, failure: &Failure) -> String {
     if failure.kind == "denied" {
         format!(
             "<div class=\"withheld\" role=\"note\"><strong>Withheld</strong> — the release policy withholds {}: {}</div>",
@@ -145,9 +145,43 @@ pub fn page(chrome: &Chrome<'_>, title: &str, main: &str) -> String {
         esc(chrome.query),
         if chrome.run_id.is_some() { "<a class=\"runlink\" href=\"/run\">Run</a>" } else { "" },
         main,
-        crate::provenance::footer(chrome),
+        footer(chrome),
     );
     out
+}
+
+/// The provenance footer: the run and its exposure, or nothing without a run.
+pub fn footer(chrome: &Chrome<'_>) -> String {
+    let Some(run) = chrome.run_id else {
+        return String::new();
+    };
+    let mut out = format!(
+        "<footer class=\"prov\" aria-label=\"Provenance\">Recording in run <a href=\"/run\"><code>{}</code></a>",
+        esc(run)
+    );
+    match &chrome.exposure {
+        Some(Ok(e)) => out.push_str(&exposure_counts(e)),
+        Some(Err(f)) => out.push_str(&failure_box("the run's exposure", f)),
+        None => {}
+    }
+    out.push_str("</footer>");
+    out
+}
+
+fn counts(v: &Value) -> Vec<(String, u64)> {
+    v.as_object().map_or(Vec::new(), |m| m.iter().map(|(k, n)| (k.clone(), n.as_u64().unwrap_or(0))).collect())
+}
+
+fn exposure_counts(e: &Value) -> String {
+    let released = counts(&e["released"]);
+    let withheld = counts(&e["withheld"]);
+    if released.is_empty() && withheld.is_empty() {
+        return " · nothing read yet".into();
+    }
+    let mut parts: Vec<String> =
+        released.iter().map(|(o, n)| format!("<span class=\"rel\">{} released from {}</span>", n, esc(o))).collect();
+    parts.extend(withheld.iter().map(|(o, n)| format!("<span class=\"wh\">{} withheld from {}</span>", n, esc(o))));
+    format!(" · {}", parts.join(", "))
 }
 
 /// A labelled definition list row.

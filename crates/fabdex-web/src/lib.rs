@@ -24,6 +24,7 @@
 //! focuses search, `j`/`k` move through hits), the TypeScript / JSON Schema
 //! toggle, line-range highlighting (`#L10-L20`) and loading more in place.
 
+mod answer;
 pub mod html;
 pub mod markdown;
 pub mod pattern;
@@ -33,34 +34,7 @@ pub mod search;
 pub mod section;
 pub mod source;
 
-use serde_json::Value;
-
-/// Why a tool gave no answer: its error kind (`denied`, `not-found`, …) and message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    pub kind: String,
-    pub message: String,
-}
-
-impl Failure {
-    pub fn new(kind: &str, message: impl Into<String>) -> Failure {
-        Failure { kind: kind.into(), message: message.into() }
-    }
-}
-
-/// One tool's answer: its JSON output, or why there is none.
-pub type Answer = Result<Value, Failure>;
-
-/// What every page shows around its content.
-#[derive(Debug, Clone, Default)]
-pub struct Chrome<'a> {
-    /// The text in the header's search box.
-    pub query: &'a str,
-    /// The run the server records calls in, if any.
-    pub run_id: Option<&'a str>,
-    /// That run's `ledger_exposure` answer, for the provenance footer.
-    pub exposure: Option<Answer>,
-}
+pub use answer::{Answer, Chrome, Failure};
 
 /// An embedded asset by file name: its content type and body.
 pub fn asset(name: &str) -> Option<(&'static str, &'static str)> {

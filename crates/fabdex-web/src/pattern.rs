@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
+use crate::answer::{Answer, Chrome};
 use crate::html::{address_link, answered, arr, esc, failure_box, file_href, page, pattern_href, row, s, size};
-use crate::{Answer, Chrome};
 
 /// The tool answers a pattern page is made of.
 pub struct PatternAnswers {

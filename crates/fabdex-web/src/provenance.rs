@@ -1,5 +1,5 @@
 //! Provenance: with `fabdex serve --run`, every page's footer says what the
-//! run has read (`ledger_exposure`), and `/run` lists its records
+//! run has read (`ledger_exposure`; [`crate::html::footer`]), and `/run` lists its records
 //! (`ledger_show`): each call and each item, released or withheld. Records
 //! hold addresses and digests, never text.
 
@@ -7,45 +7,11 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::html::{address_link, answered, arr, esc, failure_box, page, s};
-use crate::{Answer, Chrome};
+use crate::answer::{Answer, Chrome};
+use crate::html::{address_link, answered, arr, esc, page, s};
 
 /// The most records `/run` lists (newest first).
 pub const MAX_RECORDS: usize = 200;
-
-/// The footer: the run and its exposure, or nothing without a run.
-pub fn footer(chrome: &Chrome<'_>) -> String {
-    let Some(run) = chrome.run_id else {
-        return String::new();
-    };
-    let mut out = format!(
-        "<footer class=\"prov\" aria-label=\"Provenance\">Recording in run <a href=\"/run\"><code>{}</code></a>",
-        esc(run)
-    );
-    match &chrome.exposure {
-        Some(Ok(e)) => out.push_str(&exposure_counts(e)),
-        Some(Err(f)) => out.push_str(&failure_box("the run's exposure", f)),
-        None => {}
-    }
-    out.push_str("</footer>");
-    out
-}
-
-fn counts(v: &Value) -> Vec<(String, u64)> {
-    v.as_object().map_or(Vec::new(), |m| m.iter().map(|(k, n)| (k.clone(), n.as_u64().unwrap_or(0))).collect())
-}
-
-fn exposure_counts(e: &Value) -> String {
-    let released = counts(&e["released"]);
-    let withheld = counts(&e["withheld"]);
-    if released.is_empty() && withheld.is_empty() {
-        return " · nothing read yet".into();
-    }
-    let mut parts: Vec<String> =
-        released.iter().map(|(o, n)| format!("<span class=\"rel\">{} released from {}</span>", n, esc(o))).collect();
-    parts.extend(withheld.iter().map(|(o, n)| format!("<span class=\"wh\">{} withheld from {}</span>", n, esc(o))));
-    format!(" · {}", parts.join(", "))
-}
 
 /// The `/run` page: the run's records, newest first.
 pub fn page_html(chrome: &Chrome<'_>, show: &Answer) -> String {
@@ -103,6 +69,7 @@ fn record_html(r: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::html::footer;
     use serde_json::json;
 
     #[test]

@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
+use crate::answer::{Answer, Chrome};
 use crate::html::{address_link, answered, arr, enc, esc, page, pattern_href, s};
-use crate::{Answer, Chrome};
 
 /// Hits asked for first; "load more" asks for this many more.
 pub const PAGE: usize = 10;

@@ -8,8 +8,8 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
+use crate::answer::{Answer, Chrome};
 use crate::html::{address_href, address_link, answered, arr, doc_href, esc, failure_box, page, s};
-use crate::{Answer, Chrome};
 
 /// The most characters of a section one page shows; more is a link away.
 pub const WINDOW: u64 = 32000;

@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
+use crate::answer::{Answer, Chrome};
 use crate::html::{answered, arr, enc, esc, file_href, page, pattern_href, s};
-use crate::{Answer, Chrome};
 
 /// The most characters one window of the viewer reads.
 pub const WINDOW: u64 = 32000;
