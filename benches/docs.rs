@@ -152,7 +152,7 @@ fn main() {
     // minutes, so it is built beforehand): its hybrid searches are timed too.
     let embedded = std::env::var_os("FABDEX_BENCH_EMBEDDED_INDEX").map(|dir| {
         let engine = Engine::open_index(std::path::Path::new(&dir)).unwrap();
-        assert!(engine.snapshot().embeddings.is_some(), "FABDEX_BENCH_EMBEDDED_INDEX has no embeddings");
+        assert!(engine.snapshot().has_embeddings(), "FABDEX_BENCH_EMBEDDED_INDEX has no embeddings");
         // The first search loads the model (once per engine); it is not a search's cost.
         engine.search_docs(&SearchDocs { query: "warm up".into(), ..Default::default() }).unwrap();
         engine

@@ -158,6 +158,9 @@ enum Command {
         #[arg(long)]
         no_embeddings: bool,
     },
+    /// Check every table, search file and blob of the published snapshot
+    /// against its manifest (queries check only what they use, on first use).
+    Verify,
     /// The local model registry: sentence-embedding model folders that
     /// `fabdex index` uses by default (see docs/ranking.md).
     Models {
@@ -555,6 +558,18 @@ fn run(cli: Cli) -> Result<()> {
     };
     match cli.command {
         Command::Models { what } => run_models(what, cli.json),
+        Command::Verify => {
+            let (id, verified) = fabdex_index::verify_published(&scope.index).map_err(QueryError::from_open)?;
+            if cli.json {
+                print_json(&serde_json::json!({"snapshot": id, "verified": verified}))
+            } else {
+                println!(
+                    "snapshot {id}: intact ({} tables, {} search files, {} blobs checked against the manifest)",
+                    verified.tables, verified.search_files, verified.blobs
+                );
+                Ok(())
+            }
+        }
         Command::Index { roots, config, out, from_index, timeout, no_embeddings } => {
             let mut config = match (config, roots.is_empty()) {
                 (Some(path), true) => Config::load(&path)?,

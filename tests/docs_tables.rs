@@ -352,13 +352,50 @@ fn corruption_is_detected_by_digest_without_panics() {
     let last = bytes.len() - 1;
     bytes[last] ^= 1;
     fs::write(&model, bytes).unwrap();
-    let err = Engine::open_index(&ws.index_dir()).err().unwrap();
+    // Opening checks only what every command needs: a read still answers,
+    // and the first search (which needs the model) fails, naming it.
+    let engine = Engine::open_index(&ws.index_dir()).unwrap();
+    assert!(engine.read("doc:docs/common/conventions/wish.md#result-shape", None, None).is_ok());
+    let err = engine.search_docs(&SearchDocs { query: "wish".into(), ..Default::default() }).unwrap_err();
     assert!(matches!(err, QueryError::Corrupt(_)) && err.to_string().contains("semantic-units.bin"), "{err}");
+    let again = engine.search_docs(&SearchDocs { query: "wish".into(), ..Default::default() }).unwrap_err();
+    assert_eq!(again, err, "every use fails the same way");
+    drop(engine);
+    let err = fabdex_index::verify_published(&ws.index_dir()).unwrap_err();
+    assert!(format!("{err:#}").contains("semantic-units.bin"), "{err:#}");
     // Re-indexing replaces the corrupted snapshot even though its id is unchanged.
     let again = ws.build();
     assert_eq!(again.snapshot_id, report.snapshot_id);
     assert!(!again.unchanged);
     assert!(ws.engine().read("doc:docs/common/conventions/wish.md#result-shape", None, None).is_ok());
+}
+
+#[test]
+fn a_corrupted_search_index_fails_searches_and_verify_but_not_reads() {
+    let ws = Workspace::with_corpus();
+    let report = ws.build();
+    let snap_dir = ws.index_dir().join("snapshots").join(&report.snapshot_id);
+    assert_eq!(fabdex_index::verify_published(&ws.index_dir()).unwrap().0, report.snapshot_id);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(snap_dir.join("manifest.json")).unwrap()).unwrap();
+    let (name, _) = manifest["search_files"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .max_by_key(|(n, _)| fs::metadata(snap_dir.join("search").join(n)).map(|m| m.len()).unwrap_or(0))
+        .unwrap();
+    let file = snap_dir.join("search").join(name);
+    let mut bytes = fs::read(&file).unwrap();
+    bytes[0] ^= 1;
+    fs::write(&file, bytes).unwrap();
+    let engine = ws.engine();
+    assert!(engine.read("doc:docs/common/conventions/wish.md#result-shape", None, None).is_ok());
+    assert!(engine.outline("docs/common").is_ok());
+    let err = engine.search_docs(&SearchDocs { query: "wish".into(), ..Default::default() }).unwrap_err();
+    assert!(matches!(err, QueryError::Corrupt(_)) && err.to_string().contains(name.as_str()), "{err}");
+    let out = common::fabdex_command().arg("--index").arg(ws.index_dir()).arg("verify").output().unwrap();
+    assert_eq!(out.status.code(), Some(5), "verify exits as corrupt");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(name.as_str()));
 }
 
 #[test]

@@ -82,7 +82,7 @@ fn a_rebuild_encodes_only_what_changed() {
     assert!(e.encoded >= 1 && e.encoded < 5, "only the changed unit's last passage is encoded again: {e:?}");
     assert_eq!(e.encoded + e.reused, e.passages);
     let after = fabdex_index::Snapshot::open(&ws.index_dir()).unwrap();
-    let (a, b) = (before.embeddings.as_ref().unwrap(), after.embeddings.as_ref().unwrap());
+    let (a, b) = (before.embeddings().unwrap().unwrap(), after.embeddings().unwrap().unwrap());
     assert_eq!(a.vectors(0), b.vectors(0), "a cached vector is the vector");
 }
 

@@ -966,11 +966,7 @@ fn publish_current(layout: &IndexLayout, id: &str) -> Result<()> {
 
 /// Open a snapshot and check every blob against its digest.
 pub fn verify_all(dir: &Path) -> Result<()> {
-    let snap = Snapshot::open_dir(dir)?;
-    for f in &snap.docs.files {
-        snap.blobs.get(&f.digest)?;
-    }
-    Ok(())
+    Snapshot::open_dir(dir)?.verify().map(|_| ())
 }
 
 /// Remove old snapshots (keeping the current one and the `keep` newest

@@ -38,4 +38,4 @@ pub mod walk;
 
 pub use build::{BuildOptions, IndexReport, build};
 pub use config::{Config, RootConfig};
-pub use snapshot::{CorruptSnapshot, Manifest, Snapshot, Unit};
+pub use snapshot::{CorruptSnapshot, Manifest, Snapshot, Unit, Verified, verify_published};

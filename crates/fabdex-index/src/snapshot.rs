@@ -192,20 +192,49 @@ pub fn units_of(docs: &DocsTable) -> Vec<Unit> {
 }
 
 /// A published snapshot, opened and checked.
+///
+/// Opening reads and checks what every command needs: the manifest, the docs
+/// and patterns tables (each against its digest). The search index, the
+/// semantic models and the sentence embeddings are read and checked against
+/// their digests on first use in the process, so `open` or `outline` never
+/// pay for them; [`Snapshot::verify`] checks everything at once. A damaged
+/// table is a [`CorruptSnapshot`] error whenever it is first used, never a
+/// wrong answer.
 pub struct Snapshot {
     pub dir: PathBuf,
     pub manifest: Manifest,
     pub docs: DocsTable,
     pub patterns: PatternsTable,
     pub units: Vec<Unit>,
-    pub search: tantivy::Index,
-    /// The corpus-learned semantic models (units and files).
-    pub semantic: SemanticModels,
-    /// Sentence embeddings of the units, when the index was built with a model.
-    pub embeddings: Option<crate::embeddings::UnitEmbeddings>,
-    /// Sentence embeddings of the programs' profiles, likewise.
-    pub program_embeddings: Option<crate::embeddings::UnitEmbeddings>,
     pub blobs: BlobStore,
+    search: std::sync::OnceLock<Lazy<tantivy::Index>>,
+    semantic: std::sync::OnceLock<Lazy<SemanticModels>>,
+    embeddings: std::sync::OnceLock<Lazy<Option<crate::embeddings::UnitEmbeddings>>>,
+    program_embeddings: std::sync::OnceLock<Lazy<Option<crate::embeddings::UnitEmbeddings>>>,
+}
+
+/// A part opened on first use: the part, or why it could not be (kept so
+/// that every later use fails the same way).
+type Lazy<T> = std::result::Result<T, OpenError>;
+
+#[derive(Debug, Clone)]
+struct OpenError {
+    corrupt: bool,
+    message: String,
+}
+
+impl OpenError {
+    fn of(err: anyhow::Error) -> OpenError {
+        OpenError { corrupt: err.chain().any(|e| e.is::<CorruptSnapshot>()), message: format!("{err:#}") }
+    }
+
+    fn to_error(&self) -> anyhow::Error {
+        if self.corrupt { CorruptSnapshot(self.message.clone()).into() } else { anyhow::anyhow!(self.message.clone()) }
+    }
+}
+
+fn lazy<T>(cell: &std::sync::OnceLock<Lazy<T>>, open: impl FnOnce() -> Result<T>) -> Result<&T> {
+    cell.get_or_init(|| open().map_err(OpenError::of)).as_ref().map_err(OpenError::to_error)
 }
 
 pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
@@ -223,25 +252,13 @@ impl Snapshot {
         Self::open_dir(&layout.snapshot(&id))
     }
 
-    /// Open one snapshot directory, checking every table and search file
-    /// against the manifest's digests.
+    /// Open one snapshot directory: its manifest, and the docs and patterns
+    /// tables checked against the manifest's digests. The other parts are
+    /// checked when first used.
     pub fn open_dir(dir: &Path) -> Result<Snapshot> {
         let manifest: Manifest = read_json(&dir.join("manifest.json"))
             .with_context(|| format!("snapshot `{}` has no readable manifest", dir.display()))?;
-        if manifest.format_version != FORMAT_VERSION {
-            bail!(
-                "snapshot `{}` has format version {}, this fabdex reads {FORMAT_VERSION}; re-run `fabdex index`",
-                dir.display(),
-                manifest.format_version
-            );
-        }
-        if manifest.search_version != SEARCH_VERSION {
-            bail!(
-                "snapshot `{}` was built by another fabdex (search version {}, this one reads {SEARCH_VERSION}); re-run `fabdex index`",
-                dir.display(),
-                manifest.search_version
-            );
-        }
+        check_versions(dir, &manifest)?;
         let docs_path = dir.join("tables/docs.json");
         let bytes = read_table(dir, &manifest, "tables/docs.json")?;
         let docs: DocsTable =
@@ -254,69 +271,73 @@ impl Snapshot {
                 serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", path.display()))?
             }
         };
-        let semantic = SemanticModels {
-            units: read_decoded(dir, &manifest, crate::semantic::UNITS_TABLE, fabdex_semantic::Model::from_bytes)?,
-            files: read_decoded(dir, &manifest, crate::semantic::FILES_TABLE, fabdex_semantic::Model::from_bytes)?,
-            passages: read_decoded(
-                dir,
-                &manifest,
-                crate::semantic::PASSAGES_TABLE,
-                crate::semantic::UnitPassages::from_bytes,
-            )?,
-        };
-        for (name, digest) in &manifest.search_files {
-            let path = dir.join("search").join(name);
-            let bytes = fs::read(&path).map_err(|e| {
-                CorruptSnapshot(format!(
-                    "snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`",
-                    path.display()
-                ))
-            })?;
-            check_digest(&path, &bytes, Some(digest))?;
-        }
-        let search = tantivy::Index::open_in_dir(dir.join("search"))
-            .with_context(|| format!("cannot open the search index of `{}`", dir.display()))?;
-        search_schema::register(&search);
         let units = units_of(&docs);
-        if semantic.passages.units() != units.len() || semantic.passages.dim() != semantic.units.dim() {
-            return Err(CorruptSnapshot(format!(
-                "snapshot is corrupted: its passage vectors cover {} units in {} dimensions, the tables {} units and the model {}; re-run `fabdex index`",
-                semantic.passages.units(),
-                semantic.passages.dim(),
-                units.len(),
-                semantic.units.dim()
-            ))
-            .into());
-        }
-        if semantic.units.docs() != units.len() || semantic.files.docs() != docs.files.len() {
-            return Err(CorruptSnapshot(format!(
-                "snapshot is corrupted: its semantic models cover {} units and {} files, the tables {} and {}; re-run `fabdex index`",
-                semantic.units.docs(),
-                semantic.files.docs(),
-                units.len(),
-                docs.files.len()
-            ))
-            .into());
-        }
-        let embeddings = read_embeddings(dir, &manifest, crate::embeddings::TABLE, units.len(), "units")?;
-        let program_embeddings =
-            read_embeddings(dir, &manifest, crate::embeddings::PROGRAMS_TABLE, patterns.programs.len(), "programs")?;
         Ok(Snapshot {
-            semantic,
-            embeddings,
-            program_embeddings,
             dir: dir.to_path_buf(),
             blobs: BlobStore::new(dir.join("blobs")),
             manifest,
             docs,
             patterns,
             units,
-            search,
+            search: Default::default(),
+            semantic: Default::default(),
+            embeddings: Default::default(),
+            program_embeddings: Default::default(),
         })
     }
 
     pub fn id(&self) -> &str {
         &self.manifest.snapshot_id
+    }
+
+    /// The tantivy index, its files checked against the manifest on first use.
+    pub fn search(&self) -> Result<&tantivy::Index> {
+        lazy(&self.search, || open_search(&self.dir, &self.manifest))
+    }
+
+    /// The corpus-learned semantic models, checked on first use.
+    pub fn semantic(&self) -> Result<&SemanticModels> {
+        lazy(&self.semantic, || open_semantic(&self.dir, &self.manifest, self.units.len(), self.docs.files.len()))
+    }
+
+    /// Sentence embeddings of the units, when the index was built with a model.
+    pub fn embeddings(&self) -> Result<Option<&crate::embeddings::UnitEmbeddings>> {
+        let units = self.units.len();
+        lazy(&self.embeddings, || read_embeddings(&self.dir, &self.manifest, crate::embeddings::TABLE, units, "units"))
+            .map(Option::as_ref)
+    }
+
+    /// Sentence embeddings of the programs' profiles, likewise.
+    pub fn program_embeddings(&self) -> Result<Option<&crate::embeddings::UnitEmbeddings>> {
+        let programs = self.patterns.programs.len();
+        let name = crate::embeddings::PROGRAMS_TABLE;
+        lazy(&self.program_embeddings, || read_embeddings(&self.dir, &self.manifest, name, programs, "programs"))
+            .map(Option::as_ref)
+    }
+
+    /// Whether the index holds sentence embeddings of its units (without reading them).
+    pub fn has_embeddings(&self) -> bool {
+        self.manifest.tables.contains_key(crate::embeddings::TABLE)
+    }
+
+    /// Whether it holds sentence embeddings of its programs (without reading them).
+    pub fn has_program_embeddings(&self) -> bool {
+        self.manifest.tables.contains_key(crate::embeddings::PROGRAMS_TABLE)
+    }
+
+    /// Check every part against the manifest now: the lazily opened ones
+    /// and every file's blob. What `fabdex verify` runs.
+    pub fn verify(&self) -> Result<Verified> {
+        self.search()?;
+        self.semantic()?;
+        self.embeddings()?;
+        self.program_embeddings()?;
+        let mut blobs = 0;
+        for f in &self.docs.files {
+            self.blobs.get(&f.digest)?;
+            blobs += 1;
+        }
+        Ok(Verified { tables: self.manifest.tables.len(), search_files: self.manifest.search_files.len(), blobs })
     }
 
     /// The whole text of an indexed file, from the blob store.
@@ -326,6 +347,90 @@ impl Snapshot {
             .get_text(&row.digest)
             .with_context(|| format!("reading `{}/{}` from the snapshot", row.root, row.path))
     }
+}
+
+/// Check the snapshot published in `index_dir` whole: its id and what was checked.
+pub fn verify_published(index_dir: &Path) -> Result<(String, Verified)> {
+    let snapshot = Snapshot::open(index_dir)?;
+    let verified = snapshot.verify()?;
+    Ok((snapshot.id().to_string(), verified))
+}
+
+/// What [`Snapshot::verify`] checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verified {
+    pub tables: usize,
+    pub search_files: usize,
+    pub blobs: usize,
+}
+
+fn check_versions(dir: &Path, manifest: &Manifest) -> Result<()> {
+    if manifest.format_version != FORMAT_VERSION {
+        bail!(
+            "snapshot `{}` has format version {}, this fabdex reads {FORMAT_VERSION}; re-run `fabdex index`",
+            dir.display(),
+            manifest.format_version
+        );
+    }
+    if manifest.search_version != SEARCH_VERSION {
+        bail!(
+            "snapshot `{}` was built by another fabdex (search version {}, this one reads {SEARCH_VERSION}); re-run `fabdex index`",
+            dir.display(),
+            manifest.search_version
+        );
+    }
+    Ok(())
+}
+
+/// The search index, each of its files checked against its digest.
+fn open_search(dir: &Path, manifest: &Manifest) -> Result<tantivy::Index> {
+    for (name, digest) in &manifest.search_files {
+        let path = dir.join("search").join(name);
+        let bytes = fs::read(&path).map_err(|e| {
+            CorruptSnapshot(format!(
+                "snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`",
+                path.display()
+            ))
+        })?;
+        check_digest(&path, &bytes, Some(digest))?;
+    }
+    let search = tantivy::Index::open_in_dir(dir.join("search"))
+        .with_context(|| format!("cannot open the search index of `{}`", dir.display()))?;
+    search_schema::register(&search);
+    Ok(search)
+}
+
+/// The semantic models, checked against their digests and against the
+/// `units` and `files` of the tables they must cover.
+fn open_semantic(dir: &Path, manifest: &Manifest, units: usize, files: usize) -> Result<SemanticModels> {
+    let semantic = SemanticModels {
+        units: read_decoded(dir, manifest, crate::semantic::UNITS_TABLE, fabdex_semantic::Model::from_bytes)?,
+        files: read_decoded(dir, manifest, crate::semantic::FILES_TABLE, fabdex_semantic::Model::from_bytes)?,
+        passages: read_decoded(
+            dir,
+            manifest,
+            crate::semantic::PASSAGES_TABLE,
+            crate::semantic::UnitPassages::from_bytes,
+        )?,
+    };
+    if semantic.passages.units() != units || semantic.passages.dim() != semantic.units.dim() {
+        return Err(CorruptSnapshot(format!(
+            "snapshot is corrupted: its passage vectors cover {} units in {} dimensions, the tables {units} units and the model {}; re-run `fabdex index`",
+            semantic.passages.units(),
+            semantic.passages.dim(),
+            semantic.units.dim()
+        ))
+        .into());
+    }
+    if semantic.units.docs() != units || semantic.files.docs() != files {
+        return Err(CorruptSnapshot(format!(
+            "snapshot is corrupted: its semantic models cover {} units and {} files, the tables {units} and {files}; re-run `fabdex index`",
+            semantic.units.docs(),
+            semantic.files.docs(),
+        ))
+        .into());
+    }
+    Ok(semantic)
 }
 
 /// A sentence-embeddings table, when the manifest lists it: checked against

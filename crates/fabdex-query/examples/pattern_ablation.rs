@@ -43,7 +43,7 @@ fn main() {
         ),
         ("+ corpus-learned semantic model", PatternLevers { dense: false, ..PatternLevers::default() }),
     ];
-    let dense = engine.snapshot().program_embeddings.is_some();
+    let dense = engine.snapshot().has_program_embeddings();
     let mut rows = rows;
     if dense {
         rows.push(("+ sentence embeddings of the profiles (index built with a model)", PatternLevers::default()));

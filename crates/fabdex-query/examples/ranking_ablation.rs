@@ -38,7 +38,7 @@ fn main() {
         ("+ file semantics = hybrid without embeddings", RetrievalMode::Hybrid, off(&|w| w.dense = 0.0)),
     ];
     // An index built with `--embeddings` adds the dense rows.
-    if engine.snapshot().embeddings.is_some() {
+    if engine.snapshot().has_embeddings() {
         rows.push(("+ sentence embeddings, clauses not fused", RetrievalMode::Hybrid, d));
         rows.push(("+ clauses ranked apart and fused = hybrid with a model", RetrievalMode::Hybrid, d));
         rows.push((

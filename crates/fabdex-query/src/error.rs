@@ -23,7 +23,7 @@ pub enum QueryError {
 }
 
 impl QueryError {
-    pub(crate) fn from_open(err: anyhow::Error) -> QueryError {
+    pub fn from_open(err: anyhow::Error) -> QueryError {
         let message = format!("{err:#}");
         if err.chain().any(|e| e.is::<fabdex_index::CorruptSnapshot>()) {
             QueryError::Corrupt(message)

@@ -47,8 +47,9 @@ pub use search::{
 /// An opened snapshot with the lookups queries need.
 pub struct Engine {
     snap: Snapshot,
-    reader: tantivy::IndexReader,
-    fields: Fields,
+    /// The search index's reader and fields, opened by the first search
+    /// (`open`, `outline` and the pattern reads never need them).
+    search: std::sync::OnceLock<Result<(tantivy::IndexReader, Fields), QueryError>>,
     /// Section address (`doc:r/p#a`) → section index.
     sections: HashMap<String, u32>,
     /// `<root>/<path>` → file index.
@@ -84,11 +85,6 @@ impl Engine {
     }
 
     pub fn from_snapshot(snap: Snapshot) -> Result<Engine, QueryError> {
-        let fields = search_schema::fields_of(&snap.search.schema()).map_err(|e| QueryError::Corrupt(e.to_string()))?;
-        let reader =
-            snap.search.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into().map_err(
-                |e: tantivy::TantivyError| QueryError::Corrupt(format!("cannot open the search index: {e}")),
-            )?;
         let n = snap.docs.sections.len();
         let sections = snap.docs.sections.iter().enumerate().map(|(i, s)| (s.address.clone(), i as u32)).collect();
         let files =
@@ -121,8 +117,7 @@ impl Engine {
         }
         Ok(Engine {
             snap,
-            reader,
-            fields,
+            search: std::sync::OnceLock::new(),
             sections,
             files,
             children,
@@ -145,6 +140,23 @@ impl Engine {
 
     pub fn snapshot(&self) -> &Snapshot {
         &self.snap
+    }
+
+    /// The search index's reader and fields, opened (and its files checked)
+    /// on first use.
+    pub(crate) fn search_index(&self) -> Result<(&tantivy::IndexReader, Fields), QueryError> {
+        let opened = self.search.get_or_init(|| {
+            let index = self.snap.search().map_err(QueryError::from_open)?;
+            let fields = search_schema::fields_of(&index.schema()).map_err(|e| QueryError::Corrupt(e.to_string()))?;
+            let reader = index.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into().map_err(
+                |e: tantivy::TantivyError| QueryError::Corrupt(format!("cannot open the search index: {e}")),
+            )?;
+            Ok((reader, fields))
+        });
+        match opened {
+            Ok((reader, fields)) => Ok((reader, *fields)),
+            Err(e) => Err(e.clone()),
+        }
     }
 
     pub fn snapshot_id(&self) -> &str {

@@ -806,19 +806,19 @@ impl Engine {
         levers: &PatternLevers,
         has_text: bool,
     ) -> Result<Option<Vec<f32>>, QueryError> {
-        let table = match (&self.snap.program_embeddings, q.embeddings) {
-            (_, Some(false)) => return Ok(None),
-            (None, Some(true)) => {
+        match q.embeddings {
+            Some(false) => return Ok(None),
+            Some(true) if !self.snap.has_program_embeddings() => {
                 return Err(QueryError::InvalidArgument(
                     "this index has no sentence embeddings of programs: rebuild it with a model (`fabdex models add DIR`, then `fabdex index`), or search without embeddings".into(),
                 ));
             }
-            (None, None) => return Ok(None),
-            (Some(table), _) => table,
-        };
-        if !levers.dense || !has_text || self.pattern_dense_weight <= 0.0 {
+            _ => {}
+        }
+        if !self.snap.has_program_embeddings() || !levers.dense || !has_text || self.pattern_dense_weight <= 0.0 {
             return Ok(None);
         }
+        let Some(table) = self.snap.program_embeddings().map_err(QueryError::from_open)? else { return Ok(None) };
         let (query, _) = self.embed_query(&table.header, &q.text)?;
         Ok(Some(table.similarities(&query)))
     }
@@ -885,9 +885,13 @@ impl Engine {
             similarity: f32,
             dense: f32,
         }
-        let semantic = (levers.semantic && !query_terms.is_empty())
-            .then(|| self.pattern_index.semantic(&self.snap.semantic.units, &query_terms))
-            .flatten();
+        let semantic = match levers.semantic && !query_terms.is_empty() {
+            true => {
+                let models = self.snap.semantic().map_err(QueryError::from_open)?;
+                self.pattern_index.semantic(&models.units, &query_terms)
+            }
+            false => None,
+        };
         let dense = self.program_dense(q, levers, !query_terms.is_empty())?;
         let mut candidates: Vec<Candidate<'_>> = Vec::new();
         for (i, p) in self.snap.patterns.programs.iter().enumerate() {
@@ -972,7 +976,7 @@ impl Engine {
                 if c.similarity > 0.0 {
                     why.push(format!("semantic: {:.2} (corpus-learned model)", c.similarity));
                 }
-                if let (true, Some(table)) = (c.dense > 0.0, &self.snap.program_embeddings) {
+                if let (true, Ok(Some(table))) = (c.dense > 0.0, self.snap.program_embeddings()) {
                     why.push(format!("embeddings: {:.2} ({})", c.dense, table.header.model.name));
                 }
                 why.extend(wanted_tags.iter().map(|t| format!("tag #{t}")));

@@ -506,7 +506,7 @@ impl Engine {
         let (dense, others) = rayon::join(dense, || -> Result<_, QueryError> {
             let lexical = self.lexical_all(lexical_query)?;
             let bag = fabdex_index::semantic::query_bag(terms);
-            let models = &self.snap.semantic;
+            let models = self.snap.semantic().map_err(QueryError::from_open)?;
             let unit_sims = models.units.embed(&bag).map(|q| {
                 let mut sims = models.units.similarities(&q);
                 // Passages serve a question in the user's own words; a
@@ -620,14 +620,17 @@ impl Engine {
     /// [`Self::dense_similarities`] for several texts, in their order.
     fn dense_similarities_of(&self, texts: &[&str]) -> Result<Option<Vec<DenseSims>>, QueryError> {
         use rayon::prelude::*;
-        let Some(table) = self.snap.embeddings.as_ref().filter(|_| self.ranks_dense()) else { return Ok(None) };
+        if !self.ranks_dense() {
+            return Ok(None);
+        }
+        let Some(table) = self.snap.embeddings().map_err(QueryError::from_open)? else { return Ok(None) };
         let vectors = self.embed_queries(&table.header, texts)?;
         Ok(Some(vectors.into_par_iter().map(|(q, read)| (table.similarities(&q), read)).collect()))
     }
 
     /// Whether hybrid ranking includes the sentence-embedding part here.
     fn ranks_dense(&self) -> bool {
-        self.snap.embeddings.is_some() && self.hybrid.dense > 0.0
+        self.snap.has_embeddings() && self.hybrid.dense > 0.0
     }
 
     /// The query's vector by the model that made `header`'s table (loaded
@@ -696,7 +699,7 @@ impl Engine {
         prefix: Option<&str>,
         include_history: bool,
     ) -> Result<BooleanQuery, QueryError> {
-        let f = self.fields;
+        let (_, f) = self.search_index()?;
         let field_of = |name: &str| match name {
             "heading" => f.heading,
             "context" => f.context,
@@ -732,7 +735,7 @@ impl Engine {
 
     /// Raw BM25 scores of the best `depth` units (history not yet demoted), and how many matched.
     fn lexical(&self, query: &BooleanQuery, depth: usize) -> Result<(Vec<(f32, u32)>, usize), QueryError> {
-        let searcher = self.reader.searcher();
+        let searcher = self.search_index()?.0.searcher();
         let collector = TopDocs::with_limit(depth).tweak_score(move |segment: &SegmentReader| {
             let history = segment.fast_fields().u64("history").ok().map(|c| c.first_or_default_col(0));
             move |doc: DocId, score: Score| match &history {
@@ -772,7 +775,7 @@ impl Engine {
     /// Hybrid ranking needs them all, not the best few, so they are written
     /// out as found rather than kept in order.
     fn lexical_all(&self, query: &BooleanQuery) -> Result<Vec<(f32, u32)>, QueryError> {
-        let searcher = self.reader.searcher();
+        let searcher = self.search_index()?.0.searcher();
         let found =
             searcher.search(query, &UnitScores).map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
         if let Some(&(_, unit)) = found.iter().find(|(_, unit)| *unit as usize >= self.snap.units.len()) {
@@ -787,7 +790,9 @@ impl Engine {
     /// `` `ifElse` ``, a capitalised word after the first), is in a short
     /// query, or is a plain word rare in prose.
     pub(crate) fn query_symbols(&self, query: &str, terms: &[String]) -> Vec<(String, Vec<u32>)> {
-        let searcher = self.reader.searcher();
+        // A search index that does not open fails the search that asked.
+        let Ok((reader, fields)) = self.search_index() else { return Vec::new() };
+        let searcher = reader.searcher();
         let units = self.snap.units.len().max(1) as f64;
         let mut out: Vec<(String, Vec<u32>)> = Vec::new();
         let chars: Vec<char> = query.chars().collect();
@@ -818,7 +823,7 @@ impl Engine {
             let plain = || {
                 let analysed = search_schema::terms(&word);
                 analysed.len() == 1 && terms.contains(&analysed[0]) && {
-                    let df = searcher.doc_freq(&Term::from_field_text(self.fields.body, &analysed[0]));
+                    let df = searcher.doc_freq(&Term::from_field_text(fields.body, &analysed[0]));
                     let share = df.unwrap_or(u64::MAX) as f64 / units;
                     share
                         < if terms.len() <= SHORT_QUERY_TERMS { SHORT_QUERY_MAX_SHARE } else { PLAIN_SYMBOL_MAX_SHARE }

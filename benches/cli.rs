@@ -1,0 +1,138 @@
+//! CLI bench: whole-process wall time and peak RSS of the commands a person
+//! or an agent runs, against `grep -r -i -c` over the same tree in the same
+//! run (the yardstick: scanning the corpus without an index).
+//!
+//! Indexes `../shared/labs` (or `corpus/` when it is absent) into a
+//! temporary folder with the release binary, then runs each command 2 times
+//! to warm up and `--runs N` (default 9) times measured. With
+//! `FABDEX_BENCH_PATTERNS=DIR` (a labs `packages/patterns` checkout) the
+//! pattern commands run too, on an index of that folder.
+//!
+//! Run: `cargo build --release && cargo bench --bench cli`. The binary
+//! measured is `target/release/fabdex` (or `FABDEX_BENCH_BIN`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Wall time and peak resident memory (KiB) of one process.
+fn measure(cmd: &mut Command) -> (Duration, u64) {
+    let started = Instant::now();
+    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting on our own child, with valid out-pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    let elapsed = started.elapsed();
+    assert!(pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{cmd:?} failed ({status})");
+    (elapsed, usage.ru_maxrss as u64)
+}
+
+struct Row {
+    name: String,
+    median: Duration,
+    rss_kib: u64,
+}
+
+fn bench(name: &str, runs: usize, make: impl Fn() -> Command) -> Row {
+    for _ in 0..2 {
+        measure(&mut make());
+    }
+    let mut times = Vec::new();
+    let mut rss = 0;
+    for _ in 0..runs {
+        let (t, r) = measure(&mut make());
+        times.push(t);
+        rss = rss.max(r);
+    }
+    times.sort();
+    Row { name: name.to_string(), median: times[times.len() / 2], rss_kib: rss }
+}
+
+fn index(bin: &Path, source: &Path, out: &Path) {
+    let status = Command::new(bin)
+        .args(["index", "--no-embeddings", "--out"])
+        .arg(out)
+        .arg(source)
+        .env("FABDEX_MODELS", out.join("no-models"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run fabdex index");
+    assert!(status.success(), "indexing {} failed", source.display());
+}
+
+fn first_hit(bin: &Path, index: &Path, args: &[&str], field: &str) -> String {
+    let out = Command::new(bin).arg("--index").arg(index).args(args).arg("--json").output().expect("search");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("search --json");
+    v["hits"][0][field].as_str().expect("a first hit").to_string()
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let runs = std::env::args()
+        .skip_while(|a| a != "--runs")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(9usize);
+    let bin = std::env::var_os("FABDEX_BENCH_BIN").map_or(root.join("target/release/fabdex"), PathBuf::from);
+    if !bin.exists() {
+        eprintln!("{} is absent: run `cargo build --release` first", bin.display());
+        return;
+    }
+    let labs = root.join("../shared/labs");
+    let docs = if labs.is_dir() { labs } else { root.join("corpus") };
+    let scratch = tempfile::tempdir().unwrap();
+    let docs_index = scratch.path().join("docs");
+    index(&bin, &docs, &docs_index);
+    let fabdex = |index: &Path, args: Vec<String>| {
+        let (bin, index) = (bin.clone(), index.to_path_buf());
+        move || {
+            let mut c = Command::new(&bin);
+            c.arg("--index").arg(&index).args(&args);
+            c
+        }
+    };
+    let question = "what does wish return when nothing matches";
+    let hit = first_hit(&bin, &docs_index, &["search", "docs", question], "address");
+    let file = hit.split('#').next().unwrap().trim_start_matches("doc:").to_string();
+    let prefix = file.rsplit_once('/').map_or(file.clone(), |(dir, _)| dir.to_string());
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+
+    let grep = bench("grep -r -i -c wish (the tree, no index)", runs, || {
+        let mut c = Command::new("grep");
+        c.args(["-r", "-i", "-c", "wish"]).arg(&docs);
+        c
+    });
+    let mut rows = vec![
+        bench("search docs", runs, fabdex(&docs_index, s(&["search", "docs", question]))),
+        bench("open", runs, fabdex(&docs_index, s(&["open", &hit]))),
+        bench("read", runs, fabdex(&docs_index, s(&["read", &hit]))),
+        bench("outline", runs, fabdex(&docs_index, s(&["outline", &prefix]))),
+        bench("related", runs, fabdex(&docs_index, s(&["related", &hit]))),
+    ];
+    if let Some(patterns) = std::env::var_os("FABDEX_BENCH_PATTERNS").map(PathBuf::from) {
+        let patterns_index = scratch.path().join("patterns");
+        index(&bin, &patterns, &patterns_index);
+        let task = "a simple list view of my email inbox";
+        let id = first_hit(&bin, &patterns_index, &["search", "patterns", task], "patternId");
+        rows.push(bench("search patterns", runs, fabdex(&patterns_index, s(&["search", "patterns", task]))));
+        rows.push(bench("inspect", runs, fabdex(&patterns_index, s(&["inspect", &id]))));
+    } else {
+        eprintln!("FABDEX_BENCH_PATTERNS is unset: the pattern commands are not measured");
+    }
+    println!("\n{} ({} runs each, medians; {})\n", bin.display(), runs, docs.display());
+    println!("| command | median wall | × grep | peak RSS |");
+    println!("|---|---|---|---|");
+    rows.insert(0, grep);
+    let base = rows[0].median.as_secs_f64();
+    for r in &rows {
+        println!(
+            "| `{}` | {:.1} ms | {:.2} | {:.1} MB |",
+            r.name,
+            r.median.as_secs_f64() * 1e3,
+            r.median.as_secs_f64() / base,
+            r.rss_kib as f64 / 1024.0
+        );
+    }
+}
