@@ -113,6 +113,31 @@ fn pages(index: &std::path::Path, root: &std::path::Path) -> Vec<(&'static str, 
     ]
 }
 
+/// Whether a file of this name is anywhere under `dir`.
+fn has_file(dir: &std::path::Path, name: &str) -> bool {
+    std::fs::read_dir(dir).into_iter().flatten().flatten().any(|e| {
+        let path = e.path();
+        if path.is_dir() { has_file(&path, name) } else { e.file_name() == name }
+    })
+}
+
+fn build_index(
+    bin: &std::path::Path,
+    config: &std::path::Path,
+    index: &std::path::Path,
+    docs: &std::path::Path,
+    patterns: &std::path::Path,
+) {
+    let t = Instant::now();
+    let built = Command::new(bin)
+        .args(["--index", index.to_str().unwrap(), "index", "--config", config.to_str().unwrap(), "--json"])
+        .env_remove("FABDEX_EMBEDDINGS")
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    println!("labs indexed in {:.1} s ({} + {})", t.elapsed().as_secs_f64(), docs.display(), patterns.display());
+}
+
 fn main() {
     let requests: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(200);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -136,15 +161,14 @@ fn main() {
         ),
     )
     .unwrap();
-    let index = tmp.path().join("index");
-    let t = Instant::now();
-    let built = Command::new(&bin)
-        .args(["--index", index.to_str().unwrap(), "index", "--config", config.to_str().unwrap(), "--json"])
-        .env_remove("FABDEX_EMBEDDINGS")
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
-    println!("labs indexed in {:.1} s ({} + {})", t.elapsed().as_secs_f64(), docs.display(), patterns.display());
+    // `$FABDEX_BENCH_WEB_INDEX`: an index folder kept between runs (built there when empty).
+    let index =
+        std::env::var_os("FABDEX_BENCH_WEB_INDEX").map(PathBuf::from).unwrap_or_else(|| tmp.path().join("index"));
+    if index.join("CURRENT").is_file() {
+        println!("reusing the labs index in {}", index.display());
+    } else {
+        build_index(&bin, &config, &index, &docs, &patterns);
+    }
     let mut server = Command::new(&bin)
         .args(["--index", index.to_str().unwrap(), "serve", "--http", "127.0.0.1:0"])
         .env_remove("FABDEX_SERVE_TOKEN")
@@ -154,6 +178,11 @@ fn main() {
     let mut line = String::new();
     BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let addr = line.trim().trim_start_matches("listening on http://").to_string();
+    let embedded = has_file(&index, "embeddings.bin");
+    println!(
+        "sentence embeddings in the index: {}",
+        if embedded { "yes (searches encode the question)" } else { "no" }
+    );
     let mut conn = Conn::new(&addr);
     // The first search loads the ranking's vectors; not a page an author waits on twice.
     conn.get("/search?q=warm+up");

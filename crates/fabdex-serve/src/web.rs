@@ -159,8 +159,13 @@ where
 async fn search(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri, RawQuery(q): RawQuery) -> Response {
     let form = SearchForm::from_pairs(query_pairs(&q));
     render(state, &headers, &uri, move |s| {
-        let patterns = form.wants_patterns().then(|| tool(s, "search_patterns", form.patterns_input()));
-        let docs = form.wants_docs().then(|| tool(s, "search_docs", form.docs_input()));
+        // The two searches run side by side: the page waits for the slower, not for both.
+        let (patterns, docs) = std::thread::scope(|scope| {
+            let docs = form.wants_docs().then(|| scope.spawn(|| tool(s, "search_docs", form.docs_input())));
+            let patterns = form.wants_patterns().then(|| tool(s, "search_patterns", form.patterns_input()));
+            let failed = |_| Err(Failure::new("internal", "the docs search failed"));
+            (patterns, docs.map(|h| h.join().unwrap_or_else(failed)))
+        });
         let status = patterns.iter().chain(docs.iter()).map(status_of).find(|st| !st.is_success());
         let html = fabdex_web::search::page_html(&chrome(s, &form.q), &form, docs.as_ref(), patterns.as_ref());
         (status.unwrap_or(StatusCode::OK), html)
