@@ -16,6 +16,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Wall time and peak resident memory (KiB) of one process.
+// The child is reaped by `wait4`, which also gives its own peak RSS.
+#[allow(clippy::zombie_processes)]
 fn measure(cmd: &mut Command) -> (Duration, u64) {
     let started = Instant::now();
     let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
@@ -70,11 +72,7 @@ fn first_hit(bin: &Path, index: &Path, args: &[&str], field: &str) -> String {
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let runs = std::env::args()
-        .skip_while(|a| a != "--runs")
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(9usize);
+    let runs = std::env::args().skip_while(|a| a != "--runs").nth(1).and_then(|n| n.parse().ok()).unwrap_or(9usize);
     let bin = std::env::var_os("FABDEX_BENCH_BIN").map_or(root.join("target/release/fabdex"), PathBuf::from);
     if !bin.exists() {
         eprintln!("{} is absent: run `cargo build --release` first", bin.display());

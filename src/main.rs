@@ -63,12 +63,15 @@ impl Scope {
     }
 
     /// The engine of the index's published snapshot.
-    fn engine(&self) -> Result<Engine> {
+    /// The published snapshot's engine, for the rest of this process: it is
+    /// never dropped, since freeing its tables at exit took a tenth of a
+    /// short command's time, and the process is about to end anyway.
+    fn engine(&self) -> Result<&'static Engine> {
         let mut engine = Engine::open_index(&self.index)?;
         if let Some(dir) = &self.embeddings {
             engine.set_embedding_model(dir);
         }
-        Ok(engine)
+        Ok(Box::leak(Box::new(engine)))
     }
 
     fn store(&self) -> fabdex_ledger::RunStore {
@@ -690,7 +693,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Search { what: SearchWhat::Docs { query, limit, path_prefix, include_history, mode } } => {
             let engine = scope.engine()?;
             let request = SearchDocs { query, limit, path_prefix, include_history, mode: Some(retrieval_mode(&mode)) };
-            let result = scope.session(&engine)?.search_docs(&request)?;
+            let result = scope.session(engine)?.search_docs(&request)?;
             if cli.json {
                 return print_json(&result);
             }
@@ -722,7 +725,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Open { address, offset, max_chars, max_line_chars } => {
             let engine = scope.engine()?;
-            let env = scope.session(&engine)?.read(&address, offset, max_chars, max_line_chars)?;
+            let env = scope.session(engine)?.read(&address, offset, max_chars, max_line_chars)?;
             if cli.json {
                 return print_json(&env);
             }
@@ -752,7 +755,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Outline { path_or_prefix } => {
             let engine = scope.engine()?;
-            let outline = scope.session(&engine)?.outline(&path_or_prefix)?;
+            let outline = scope.session(engine)?.outline(&path_or_prefix)?;
             if cli.json {
                 return print_json(&outline);
             }
@@ -773,7 +776,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Inspect { id } => {
             let engine = scope.engine()?;
-            let inspection = scope.session(&engine)?.inspect(&id)?;
+            let inspection = scope.session(engine)?.inspect(&id)?;
             if cli.json {
                 return print_json(&inspection);
             }
@@ -879,7 +882,7 @@ fn run(cli: Cli) -> Result<()> {
                 embeddings: no_embeddings.then_some(false),
             };
             let engine = scope.engine()?;
-            let result = scope.session(&engine)?.search_patterns(&query)?;
+            let result = scope.session(engine)?.search_patterns(&query)?;
             if cli.json {
                 return print_json(&result);
             }
@@ -888,7 +891,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Files { id } => {
             let engine = scope.engine()?;
-            let listing = scope.session(&engine)?.files(&id)?;
+            let listing = scope.session(engine)?.files(&id)?;
             if cli.json {
                 return print_json(&listing);
             }
@@ -910,7 +913,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Deps { id, depth } => {
             let engine = scope.engine()?;
-            let tree = scope.session(&engine)?.deps(&id, depth)?;
+            let tree = scope.session(engine)?.deps(&id, depth)?;
             if cli.json {
                 return print_json(&tree);
             }
@@ -936,7 +939,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Contract { id } => {
             let engine = scope.engine()?;
-            let p = scope.session(&engine)?.inspect(&id)?;
+            let p = scope.session(engine)?.inspect(&id)?;
             if cli.json {
                 return print_json(&serde_json::json!({
                     "patternId": p.pattern_id, "argumentSchema": p.argument_schema,
@@ -1030,7 +1033,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             let engine = scope.engine()?;
             let policy = scope.policy.as_deref().map(fabdex_ledger::Policy::load).transpose()?;
-            let outcome = fabdex_research::cli::invoke(&engine, scope.store(), policy, &invocation)?;
+            let outcome = fabdex_research::cli::invoke(engine, scope.store(), policy, &invocation)?;
             if cli.json {
                 print_json(&outcome)?
             } else {
@@ -1066,7 +1069,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             let engine = scope.engine()?;
             let contents = scope.store().ledger(&run)?.read()?;
-            let admission = fabdex_kit::admit(&engine, &contents, &handles, &proposed);
+            let admission = fabdex_kit::admit(engine, &contents, &handles, &proposed);
             if cli.json {
                 print_json(&admission)?;
             } else {
@@ -1120,15 +1123,15 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Eval { what: EvalWhat::Patterns { tasks } } => {
             let engine = scope.engine()?;
-            eval_patterns(&engine, &tasks, cli.json)
+            eval_patterns(engine, &tasks, cli.json)
         }
         Command::Eval { what: EvalWhat::Docs { qrels, k, include_history, mode } } => {
             let engine = scope.engine()?;
-            eval_docs(&engine, &qrels, k, include_history, retrieval_mode(&mode), cli.json)
+            eval_docs(engine, &qrels, k, include_history, retrieval_mode(&mode), cli.json)
         }
         Command::Related { address } => {
             let engine = scope.engine()?;
-            let related = scope.session(&engine)?.related(&address)?;
+            let related = scope.session(engine)?.related(&address)?;
             if cli.json {
                 return print_json(&related);
             }
@@ -1198,7 +1201,7 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
         }
         LedgerWhat::Cite { citation, in_run } => {
             let engine = scope.engine()?;
-            let (record, mut check) = audit::cite(&engine, &store, &citation, in_run.as_deref())?;
+            let (record, mut check) = audit::cite(engine, &store, &citation, in_run.as_deref())?;
             let ok = check.status == audit::Status::Identical;
             let origin = record
                 .call
@@ -1239,7 +1242,7 @@ fn ledger_command(scope: &Scope, what: LedgerWhat, json: bool) -> Result<()> {
             let run = scope.run_or(run_id)?;
             let engine = scope.engine()?;
             let contents = store.ledger(&run)?.read()?;
-            let v = audit::verify(&engine, &contents)?;
+            let v = audit::verify(engine, &contents)?;
             if json {
                 print_json(&v)?;
             } else {

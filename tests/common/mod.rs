@@ -186,14 +186,16 @@ impl Server {
         use std::io::{Read, Write};
         let mut stream = std::net::TcpStream::connect(self.addr()).unwrap();
         let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
-        write!(
-            stream,
-            "{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
             body.len()
-        )
-        .unwrap();
-        let mut text = String::new();
-        stream.read_to_string(&mut text).unwrap();
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        // A server may answer (413) and close before it reads a body it refuses.
+        let _ = stream.write_all(body.as_bytes());
+        let mut bytes = Vec::new();
+        let _ = stream.read_to_end(&mut bytes);
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
         (status, text)
     }
