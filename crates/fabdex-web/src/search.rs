@@ -31,6 +31,9 @@ pub struct SearchForm {
     pub kind: String,
     /// `proven`, `unproven`, `penalized` or empty.
     pub quality: String,
+    /// Empty (the tools' default: words and meaning) or `words` (docs
+    /// `mode: bm25`, patterns without sentence embeddings: faster).
+    pub ranking: String,
     pub limit: usize,
 }
 
@@ -49,6 +52,7 @@ impl SearchForm {
                 "tier" => form.tier = v,
                 "kind" => form.kind = v,
                 "quality" => form.quality = v,
+                "ranking" => form.ranking = v,
                 "limit" => form.limit = v.parse().unwrap_or(PAGE).clamp(1, MAX_LIMIT),
                 _ => {}
             }
@@ -72,7 +76,11 @@ impl SearchForm {
 
     /// `search_docs`'s input.
     pub fn docs_input(&self) -> Value {
-        json!({"query": self.q, "limit": self.limit})
+        let mut input = json!({"query": self.q, "limit": self.limit});
+        if self.ranking == "words" {
+            input["mode"] = json!("bm25");
+        }
+        input
     }
 
     /// `search_patterns`'s input.
@@ -84,6 +92,9 @@ impl SearchForm {
             "accepts": fields(&self.accepts),
             "have": fields(&self.have),
         });
+        if self.ranking == "words" {
+            input["embeddings"] = json!(false);
+        }
         for (key, value) in [("tier", &self.tier), ("kind", &self.kind), ("min_quality", &self.quality)] {
             if !value.is_empty() {
                 input[key] = json!(value);
@@ -103,6 +114,7 @@ impl SearchForm {
             ("tier", &self.tier),
             ("kind", &self.kind),
             ("quality", &self.quality),
+            ("ranking", &self.ranking),
         ] {
             if !v.is_empty() {
                 let _ = write!(href, "&{k}={}", enc(v));
@@ -190,6 +202,8 @@ fn form_html(form: &SearchForm) -> String {
     out.push_str(&select("kind", "Kind", &form.kind, &[("", "any"), ("app", "app"), ("part", "part")]));
     let qualities = [("", "any"), ("unproven", "unproven or better"), ("proven", "proven")];
     out.push_str(&select("quality", "Quality", &form.quality, &qualities));
+    let rankings = [("", "words and meaning"), ("words", "words only (faster)")];
+    out.push_str(&select("ranking", "Ranking", &form.ranking, &rankings));
     out.push_str("</fieldset></form>");
     out
 }
@@ -361,6 +375,12 @@ mod tests {
         assert_eq!(input["kind"], "app");
         assert!(input.get("tier").is_none());
         assert!(!form.wants_docs() && form.wants_patterns());
+        assert!(input.get("embeddings").is_none() && form.docs_input().get("mode").is_none(), "the tools' defaults");
+        let words = SearchForm { ranking: "words".into(), ..form.clone() };
+        assert_eq!(
+            (words.docs_input()["mode"].as_str(), words.patterns_input()["embeddings"].as_bool()),
+            (Some("bm25"), Some(false))
+        );
         assert!(form.href_with_limit(20).ends_with("&kind=app&limit=20"), "{}", form.href_with_limit(20));
     }
 
