@@ -106,6 +106,13 @@ fn search_then_inbox_contract_then_a_file(b: &Browser, server: &Server, inbox: &
     assert_eq!(highlighted, expected);
     assert!(b.find("#L32").text().contains("export interface InboxOutput {"), "{}", b.find("#L32").text());
 
+    // `#Name` reads that definition.
+    b.goto(&format!("{}/file/{inbox}/mail/types.ts#MessageHeader", server.url));
+    b.wait_until("the definition", |b| b.url().contains("?symbol=MessageHeader"));
+    let first = b.find("#source tr");
+    assert!(first.text().contains("export interface MessageHeader"), "{}", first.text());
+    assert!(b.find_all("#source tr").len() < 20, "the definition, not the whole file");
+
     // The same range read by the server: only those lines are on the page.
     b.goto(&format!("{}/file/{inbox}/mail/types.ts?lines=3-6", server.url));
     let rows: Vec<String> = b.find_all("#source tr").iter().filter_map(|r| r.attr("id")).collect();
