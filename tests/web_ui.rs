@@ -359,7 +359,10 @@ fn screenshots() {
         b.goto(&format!("{}{path}", server.url));
         assert!(!b.find("main").text().is_empty(), "{path} has content");
         // A fresh window paints after the load event; wait for two frames and a moment.
-        b.script("return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))", serde_json::json!([]));
+        b.script(
+            "return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))",
+            serde_json::json!([]),
+        );
         std::thread::sleep(std::time::Duration::from_millis(300));
         std::fs::write(out.join(name), b.screenshot()).unwrap();
         println!("wrote docs/screenshots/{name}");
