@@ -9,7 +9,9 @@
 //! - At most [`MAX_CONNECTIONS`] connections are open at once; past that,
 //!   new ones wait in the listen backlog until one closes.
 //! - A `Content-Length` above the body limit is answered `413` at once,
-//!   before any of the body is read.
+//!   before any of the body is read; the connection then lingers (up to 2 s
+//!   and 4 MB drained) so that the client reads the answer instead of a
+//!   reset.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -67,10 +69,38 @@ pub(crate) async fn serve(
             let _slot = slot;
             let mut http = hyper::server::conn::http1::Builder::new();
             http.timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
-            let _ = http.serve_connection(TokioIo::new(stream), service).await;
+            let connection = http.serve_connection(TokioIo::new(stream), service).without_shutdown();
+            if let Ok(parts) = connection.await {
+                linger(parts.io.into_inner()).await;
+            }
         });
     }
 }
+
+/// Close a connection so that the client reads our last answer: say we are
+/// done writing, then read and drop what the client still sends (a body we
+/// refused, say) for a little while. Closing with unread bytes would reset
+/// the connection, and a reset can destroy the answer before the client
+/// reads it.
+async fn linger(mut stream: tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = stream.shutdown().await;
+    let drain = async {
+        let mut buf = [0u8; 16 * 1024];
+        let mut dropped = 0usize;
+        while dropped < LINGER_BYTES {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => dropped += n,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(LINGER_TIME, drain).await;
+}
+
+/// How long, and how much, a closing connection is drained.
+const LINGER_TIME: Duration = Duration::from_secs(2);
+const LINGER_BYTES: usize = 4 * 1024 * 1024;
 
 /// `413` for a request whose `Content-Length` is over the limit, without
 /// reading its body (the router's own limit applies to bodies that do not
