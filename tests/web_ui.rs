@@ -153,6 +153,11 @@ fn a_section_then_its_parent(b: &Browser, server: &Server) {
 
 fn keyboard_and_phone(b: &Browser, server: &Server) {
     b.goto(&format!("{}/search?q=inbox", server.url));
+    // A reader clicks into the page before typing: the window then has the keyboard.
+    b.find("main h1").click();
+    b.wait_until("the page's script", |b| {
+        b.script("return document.documentElement.classList.contains('js')", serde_json::json!([])) == true
+    });
     b.press("/");
     let focused = b.script("return document.activeElement.id", serde_json::json!([]));
     assert_eq!(focused, "q2", "`/` focuses the search box");
@@ -168,8 +173,19 @@ fn keyboard_and_phone(b: &Browser, server: &Server) {
         ["/search?q=inbox", &format!("/pattern/{AGENDA}"), "/doc/docs/common/conventions/wish.md?section=result-shape"]
     {
         b.goto(&format!("{}{path}", server.url));
-        let fits =
-            b.script("return document.documentElement.scrollWidth <= window.innerWidth + 1", serde_json::json!([]));
+        // Measured once layout has settled (two frames), up to 2 s.
+        let mut fits = serde_json::Value::Bool(false);
+        for _ in 0..20 {
+            fits = b.script(
+                "return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => \
+                 r(document.documentElement.scrollWidth <= window.innerWidth + 1))))",
+                serde_json::json!([]),
+            );
+            if fits == true {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
         let wide = b.script(
             "var w = window.innerWidth; return [w, document.documentElement.scrollWidth, Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().right > w + 1).slice(0, 5).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))]",
             serde_json::json!([]),
