@@ -11,24 +11,12 @@
 //! Run: `cargo build --release && cargo bench --bench cli`. The binary
 //! measured is `target/release/fabdex` (or `FABDEX_BENCH_BIN`).
 
+mod common;
+
+use common::measure;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// Wall time and peak resident memory (KiB) of one process.
-// The child is reaped by `wait4`, which also gives its own peak RSS.
-#[allow(clippy::zombie_processes)]
-fn measure(cmd: &mut Command) -> (Duration, u64) {
-    let started = Instant::now();
-    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waiting on our own child, with valid out-pointers.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    let elapsed = started.elapsed();
-    assert!(pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{cmd:?} failed ({status})");
-    (elapsed, usage.ru_maxrss as u64)
-}
+use std::time::Duration;
 
 struct Row {
     name: String,

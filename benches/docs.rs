@@ -6,9 +6,12 @@
 //!
 //! Run: `cargo bench --bench docs` (optionally `-- --rounds N`).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use common::markdown_files;
 use fabdex_index::{BuildOptions, Config};
 use fabdex_query::{Engine, RetrievalMode, SearchDocs};
 
@@ -20,17 +23,6 @@ fn percentile(samples: &mut [Duration], p: f64) -> Duration {
 
 fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)
-}
-
-fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let t = e.file_type().unwrap();
-        if t.is_dir() && e.file_name() != ".git" {
-            markdown_files(&e.path(), out);
-        } else if t.is_file() && e.path().extension().is_some_and(|x| x == "md") {
-            out.push(e.path());
-        }
-    }
 }
 
 #[derive(serde::Deserialize)]

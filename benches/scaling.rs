@@ -13,37 +13,14 @@
 //! Run: `cargo build --release && cargo bench --bench scaling`
 //! (`FABDEX_SCALING_SIZES=1,4` to choose the sizes).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::{markdown_files, measure};
 use fabdex_query::{Engine, SearchDocs};
-
-/// Wall time and peak RSS (KiB) of one process, which must succeed.
-// The child is reaped by `wait4`, which also gives its own peak RSS.
-#[allow(clippy::zombie_processes)]
-fn measure(cmd: &mut Command) -> (Duration, u64) {
-    let started = Instant::now();
-    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("spawn");
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waiting on our own child, with valid out-pointers.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    let elapsed = started.elapsed();
-    assert!(pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{cmd:?} failed ({status})");
-    (elapsed, usage.ru_maxrss as u64)
-}
-
-fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let t = e.file_type().unwrap();
-        if t.is_dir() && e.file_name() != ".git" {
-            markdown_files(&e.path(), out);
-        } else if t.is_file() && e.path().extension().is_some_and(|x| x == "md") {
-            out.push(e.path());
-        }
-    }
-}
 
 /// Copy `copy` of a file's text: every paragraph of prose gets two adjacent
 /// words swapped at a position drawn from a generator seeded by the copy

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::time::Instant;
 
-use common::Workspace;
+use common::{Workspace, current, reader_answers as answers};
 
 /// Kills spread over the build's phases (walk, extract, tables, search
 /// index, semantic fit, publish).
@@ -22,26 +22,6 @@ fn index(ws: &Workspace, out: &Path) -> std::process::Child {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap()
-}
-
-fn current(index_dir: &Path) -> String {
-    std::fs::read_to_string(index_dir.join("CURRENT")).unwrap().trim().to_string()
-}
-
-/// What a reader sees: a search's addresses and scores, and the text of the best hit.
-fn answers(ws: &Workspace, index_dir: &Path) -> String {
-    let run = |args: &[&str]| {
-        let out = common::fabdex_command().current_dir(ws.dir.path()).arg("--index").arg(index_dir).args(args).output();
-        let out = out.unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let search = run(&["search", "docs", "how do I tell whether a wish found nothing", "--json"]);
-    let hits: serde_json::Value = serde_json::from_str(&search).unwrap();
-    let best = hits["hits"][0]["address"].as_str().unwrap().to_string();
-    let top: Vec<String> =
-        hits["hits"].as_array().unwrap().iter().map(|h| format!("{} {}", h["address"], h["score"])).collect();
-    format!("{}\n{}", top.join("\n"), run(&["open", &best, "--json"]))
 }
 
 #[test]

@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::Workspace;
+use common::{Workspace, current, reader_answers as answers};
 
 /// A tmpfs mounted for the test, unmounted when dropped.
 struct Tmpfs(PathBuf);
@@ -41,10 +41,6 @@ fn index(ws: &Workspace, out: &Path) -> std::process::Output {
     common::fabdex_command().current_dir(ws.dir.path()).args(["index", "--out"]).arg(out).output().unwrap()
 }
 
-fn current(index_dir: &Path) -> String {
-    std::fs::read_to_string(index_dir.join("CURRENT")).unwrap().trim().to_string()
-}
-
 /// Bytes of every file under `dir`.
 fn size(dir: &Path) -> u64 {
     let mut total = 0;
@@ -54,20 +50,6 @@ fn size(dir: &Path) -> u64 {
         total += if meta.is_dir() { size(&entry.path()) } else { meta.len() };
     }
     total
-}
-
-/// What a reader sees: a search's hits and the text of the best one.
-fn answers(ws: &Workspace, index_dir: &Path) -> String {
-    let run = |args: &[&str]| {
-        let out = common::fabdex_command().current_dir(ws.dir.path()).arg("--index").arg(index_dir).args(args).output();
-        let out = out.unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let search = run(&["search", "docs", "how do I tell whether a wish found nothing", "--json"]);
-    let hits: serde_json::Value = serde_json::from_str(&search).unwrap();
-    let best = hits["hits"][0]["address"].as_str().unwrap().to_string();
-    format!("{}\n{}", hits["hits"], run(&["open", &best, "--json"]))
 }
 
 /// `bytes` of Markdown that no other build has seen: sections of words

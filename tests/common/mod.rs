@@ -218,3 +218,25 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// The snapshot id `CURRENT` names in an index directory.
+pub fn current(index_dir: &Path) -> String {
+    fs::read_to_string(index_dir.join("CURRENT")).unwrap().trim().to_string()
+}
+
+/// What a reader of `index_dir` sees, through separate `fabdex` processes: a
+/// search's addresses and scores, and the text of its best hit.
+pub fn reader_answers(ws: &Workspace, index_dir: &Path) -> String {
+    let run = |args: &[&str]| {
+        let out = fabdex_command().current_dir(ws.dir.path()).arg("--index").arg(index_dir).args(args).output();
+        let out = out.unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let search = run(&["search", "docs", "how do I tell whether a wish found nothing", "--json"]);
+    let hits: serde_json::Value = serde_json::from_str(&search).unwrap();
+    let best = hits["hits"][0]["address"].as_str().unwrap().to_string();
+    let top: Vec<String> =
+        hits["hits"].as_array().unwrap().iter().map(|h| format!("{} {}", h["address"], h["score"])).collect();
+    format!("{}\n{}", top.join("\n"), run(&["open", &best, "--json"]))
+}
