@@ -372,17 +372,9 @@ async fn not_found() -> Response {
 /// the same JSON envelope as every other error; pages (`text/html`) keep theirs.
 async fn json_errors(response: Response) -> Response {
     let status = response.status();
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    let is_page = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/html"));
-    if !status.is_client_error() && !status.is_server_error() || is_json || is_page {
+    let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let own_body = content_type.starts_with("application/json") || content_type.starts_with("text/html");
+    if !status.is_client_error() && !status.is_server_error() || own_body {
         return response;
     }
     let kind = match status {
