@@ -157,6 +157,41 @@ impl AppState {
     }
 }
 
+/// The pages' view of the server: its tool path, token and bounds.
+impl web::Host for AppState {
+    fn call(&self, name: &str, input: serde_json::Value) -> fabdex_web::Answer {
+        self.call_tool(name, input).map_err(|e| fabdex_web::Failure::new(&e.kind, e.message))
+    }
+
+    fn run_id(&self) -> Option<&str> {
+        self.opts.run.as_deref()
+    }
+
+    fn token(&self) -> Option<&str> {
+        self.opts.token.as_deref()
+    }
+
+    fn authorized(&self, headers: &HeaderMap) -> bool {
+        authorized(self, headers)
+    }
+
+    fn is_token(&self, given: &str) -> bool {
+        self.opts.token.as_deref().is_some_and(|token| tokens_match(given, token))
+    }
+
+    fn status(&self, kind: &str) -> StatusCode {
+        tool_status(kind)
+    }
+
+    fn slots(&self) -> &Semaphore {
+        &self.slots
+    }
+
+    fn timeout(&self) -> Duration {
+        self.opts.timeout
+    }
+}
+
 /// HTTP status of a tool error kind.
 fn tool_status(kind: &str) -> StatusCode {
     match kind {
@@ -400,7 +435,7 @@ pub fn router(index_dir: &Path, opts: ServeOptions) -> anyhow::Result<Router> {
         .route("/searchPatterns", post(search_patterns))
         .route("/getPattern", post(get_pattern))
         .route("/health", get(health))
-        .merge(web::routes())
+        .merge(web::routes::<AppState>())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(max_body))
         .layer(axum::middleware::map_response(json_errors))

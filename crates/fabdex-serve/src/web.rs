@@ -1,9 +1,11 @@
 //! The contract browser's routes (`/`, `/search`, `/pattern/{id}`,
 //! `/file/{id}/{*path}`, `/doc/{*path}`, `/run`, `/assets/{name}`,
-//! `/login`). Each page calls the registry's tools through
-//! [`AppState::call_tool`], the path `POST /v1/tools/{name}` takes, so the
-//! release policy, the run ledger, the concurrency bound and the timeout
-//! are the API's; `fabdex-web` turns the answers into HTML.
+//! `/login`). Each page calls the registry's tools through its [`Host`],
+//! which the server implements with `AppState::call_tool`, the path
+//! `POST /v1/tools/{name}` takes, so the release policy, the run ledger,
+//! the concurrency bound and the timeout are the API's; `fabdex-web` turns
+//! the answers into HTML. This file imports nothing of the server's: the
+//! server hands it a `Host`.
 //!
 //! With a token, a page accepts it as the API does (`Authorization:
 //! Bearer`), or from the `fabdex_token` cookie that `POST /login` (the form
@@ -12,6 +14,7 @@
 //! without it, so the token does not stay in the address bar or history.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -24,41 +27,55 @@ use fabdex_web::section::{SectionAnswers, SectionRequest};
 use fabdex_web::source::FileRequest;
 use fabdex_web::{Answer, Chrome, Failure};
 use serde_json::{Value, json};
-
-use crate::{AppState, authorized, tokens_match};
+use tokio::sync::Semaphore;
 
 const COOKIE: &str = "fabdex_token";
 
-/// The routes of the pages and their assets.
-pub(crate) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/", get(search))
-        .route("/search", get(search))
-        .route("/pattern/{*id}", get(pattern))
-        .route("/file/{id}/{*path}", get(file))
-        .route("/doc/{*path}", get(doc))
-        .route("/run", get(run_page))
-        .route("/assets/{name}", get(asset))
-        .route("/login", get(login_form).post(login))
+/// What the pages need of the server: its one tool path, its token rules
+/// and its bounds.
+pub(crate) trait Host: Send + Sync + 'static {
+    /// A tool call, as `POST /v1/tools/{name}` makes it: its JSON, or its
+    /// error kind and message.
+    fn call(&self, name: &str, input: Value) -> Answer;
+    /// The run the server records calls in.
+    fn run_id(&self) -> Option<&str>;
+    /// The server's token, if it needs one.
+    fn token(&self) -> Option<&str>;
+    /// Whether the request may call the API (its bearer token, or no token needed).
+    fn authorized(&self, headers: &HeaderMap) -> bool;
+    /// Whether `given` is the server's token (in constant time).
+    fn is_token(&self, given: &str) -> bool;
+    /// The HTTP status of a tool error kind.
+    fn status(&self, kind: &str) -> StatusCode;
+    fn slots(&self) -> &Semaphore;
+    fn timeout(&self) -> Duration;
 }
 
-/// A tool's answer for a page: its JSON, or its error kind and message.
-fn tool(state: &AppState, name: &str, input: Value) -> Answer {
-    state.call_tool(name, input).map_err(|e| Failure::new(&e.kind, e.message))
+/// The routes of the pages and their assets.
+pub(crate) fn routes<S: Host>() -> Router<Arc<S>> {
+    Router::new()
+        .route("/", get(search::<S>))
+        .route("/search", get(search::<S>))
+        .route("/pattern/{*id}", get(pattern::<S>))
+        .route("/file/{id}/{*path}", get(file::<S>))
+        .route("/doc/{*path}", get(doc::<S>))
+        .route("/run", get(run_page::<S>))
+        .route("/assets/{name}", get(asset))
+        .route("/login", get(login_form).post(login::<S>))
 }
 
 /// The page chrome; with a server run, its exposure for the footer.
-fn chrome<'a>(state: &'a AppState, query: &'a str) -> Chrome<'a> {
-    let run_id = state.opts.run.as_deref();
-    let exposure = run_id.map(|_| tool(state, "ledger_exposure", json!({})));
+fn chrome<'a, S: Host>(host: &'a S, query: &'a str) -> Chrome<'a> {
+    let run_id = host.run_id();
+    let exposure = run_id.map(|_| host.call("ledger_exposure", json!({})));
     Chrome { query, run_id, exposure }
 }
 
 /// The status of a page whose main answer is `answer`.
-fn status_of(answer: &Answer) -> StatusCode {
+fn status_of<S: Host>(host: &S, answer: &Answer) -> StatusCode {
     match answer {
         Ok(_) => StatusCode::OK,
-        Err(f) => crate::tool_status(&f.kind),
+        Err(f) => host.status(&f.kind),
     }
 }
 
@@ -109,9 +126,9 @@ fn redirect(to: &str, cookie: Option<HeaderValue>) -> Response {
 
 /// `None` when the request may see pages; otherwise the response to give
 /// instead (the sign-in page, or a redirect that stores a `?token=`).
-fn gate(state: &AppState, headers: &HeaderMap, uri: &Uri) -> Option<Response> {
-    let token = state.opts.token.as_deref()?;
-    if authorized(state, headers) || cookie_token(headers).is_some_and(|given| tokens_match(&given, token)) {
+fn gate<S: Host>(host: &S, headers: &HeaderMap, uri: &Uri) -> Option<Response> {
+    host.token()?;
+    if host.authorized(headers) || cookie_token(headers).is_some_and(|given| host.is_token(&given)) {
         return None;
     }
     let pairs: Vec<(String, String)> =
@@ -124,24 +141,24 @@ fn gate(state: &AppState, headers: &HeaderMap, uri: &Uri) -> Option<Response> {
         here.push_str(&form_urlencoded::Serializer::new(String::new()).extend_pairs(rest).finish());
     }
     match given {
-        Some(given) if tokens_match(&given, token) => Some(redirect(&here, Some(set_cookie(&given)))),
+        Some(given) if host.is_token(&given) => Some(redirect(&here, Some(set_cookie(&given)))),
         given => Some(html_response(StatusCode::UNAUTHORIZED, fabdex_web::login_page(&here, given.is_some()))),
     }
 }
 
 /// Auth, a concurrency slot, then `build` on a blocking thread under the
 /// server's timeout: the same guards as a tool call.
-async fn render<F>(state: Arc<AppState>, headers: &HeaderMap, uri: &Uri, build: F) -> Response
+async fn render<S: Host, F>(state: Arc<S>, headers: &HeaderMap, uri: &Uri, build: F) -> Response
 where
-    F: FnOnce(&AppState) -> (StatusCode, String) + Send + 'static,
+    F: FnOnce(&S) -> (StatusCode, String) + Send + 'static,
 {
-    if let Some(response) = gate(&state, headers, uri) {
+    if let Some(response) = gate(state.as_ref(), headers, uri) {
         return response;
     }
-    let Ok(_slot) = state.slots.acquire().await else {
+    let Ok(_slot) = state.slots().acquire().await else {
         return html_response(StatusCode::SERVICE_UNAVAILABLE, "server is shutting down".into());
     };
-    let timeout = state.opts.timeout;
+    let timeout = state.timeout();
     let shared = state.clone();
     let task = tokio::task::spawn_blocking(move || build(&shared));
     let failed = |status: StatusCode, message: String| {
@@ -156,48 +173,48 @@ where
     }
 }
 
-async fn search(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri, RawQuery(q): RawQuery) -> Response {
+async fn search<S: Host>(State(state): State<Arc<S>>, headers: HeaderMap, uri: Uri, RawQuery(q): RawQuery) -> Response {
     let form = SearchForm::from_pairs(query_pairs(&q));
     render(state, &headers, &uri, move |s| {
         // The two searches run side by side: the page waits for the slower, not for both.
         let (patterns, docs) = std::thread::scope(|scope| {
-            let docs = form.wants_docs().then(|| scope.spawn(|| tool(s, "search_docs", form.docs_input())));
-            let patterns = form.wants_patterns().then(|| tool(s, "search_patterns", form.patterns_input()));
+            let docs = form.wants_docs().then(|| scope.spawn(|| s.call("search_docs", form.docs_input())));
+            let patterns = form.wants_patterns().then(|| s.call("search_patterns", form.patterns_input()));
             let failed = |_| Err(Failure::new("internal", "the docs search failed"));
             (patterns, docs.map(|h| h.join().unwrap_or_else(failed)))
         });
-        let status = patterns.iter().chain(docs.iter()).map(status_of).find(|st| !st.is_success());
+        let status = patterns.iter().chain(docs.iter()).map(|a| status_of(s, a)).find(|st| !st.is_success());
         let html = fabdex_web::search::page_html(&chrome(s, &form.q), &form, docs.as_ref(), patterns.as_ref());
         (status.unwrap_or(StatusCode::OK), html)
     })
     .await
 }
 
-async fn pattern(
-    State(state): State<Arc<AppState>>,
+async fn pattern<S: Host>(
+    State(state): State<Arc<S>>,
     headers: HeaderMap,
     uri: Uri,
     AxumPath(id): AxumPath<String>,
 ) -> Response {
     render(state, &headers, &uri, move |s| {
-        let inspect = tool(s, "inspect_pattern", json!({"id": id}));
+        let inspect = s.call("inspect_pattern", json!({"id": id}));
         // The other tools take the resolved id, so an alias or prefix reads the same record.
         let resolved = inspect.as_ref().ok().and_then(|v| v["patternId"].as_str()).unwrap_or(&id).to_string();
         let by_id = json!({"id": resolved});
         let answers = fabdex_web::pattern::PatternAnswers {
-            contract: tool(s, "pattern_contract", by_id.clone()),
-            files: tool(s, "list_pattern_files", by_id.clone()),
-            deps: tool(s, "pattern_deps", by_id),
+            contract: s.call("pattern_contract", by_id.clone()),
+            files: s.call("list_pattern_files", by_id.clone()),
+            deps: s.call("pattern_deps", by_id),
             id,
             inspect,
         };
-        (status_of(&answers.inspect), fabdex_web::pattern::page_html(&chrome(s, ""), &answers))
+        (status_of(s, &answers.inspect), fabdex_web::pattern::page_html(&chrome(s, ""), &answers))
     })
     .await
 }
 
-async fn file(
-    State(state): State<Arc<AppState>>,
+async fn file<S: Host>(
+    State(state): State<Arc<S>>,
     headers: HeaderMap,
     uri: Uri,
     AxumPath((id, path)): AxumPath<(String, String)>,
@@ -205,15 +222,15 @@ async fn file(
 ) -> Response {
     let req = FileRequest { id, path, ..FileRequest::default() }.with_query(query_pairs(&q));
     render(state, &headers, &uri, move |s| {
-        let files = tool(s, "list_pattern_files", json!({"id": req.id}));
-        let read = tool(s, "read_source", req.read_input());
-        (status_of(&read), fabdex_web::source::page_html(&chrome(s, ""), &req, &files, &read))
+        let files = s.call("list_pattern_files", json!({"id": req.id}));
+        let read = s.call("read_source", req.read_input());
+        (status_of(s, &read), fabdex_web::source::page_html(&chrome(s, ""), &req, &files, &read))
     })
     .await
 }
 
-async fn doc(
-    State(state): State<Arc<AppState>>,
+async fn doc<S: Host>(
+    State(state): State<Arc<S>>,
     headers: HeaderMap,
     uri: Uri,
     AxumPath(path): AxumPath<String>,
@@ -229,22 +246,22 @@ async fn doc(
     }
     render(state, &headers, &uri, move |s| {
         let answers = SectionAnswers {
-            read: tool(s, "read", req.read_input()),
-            outline: tool(s, "outline", req.outline_input()),
-            related: req.related_input().map(|input| tool(s, "related", input)),
+            read: s.call("read", req.read_input()),
+            outline: s.call("outline", req.outline_input()),
+            related: req.related_input().map(|input| s.call("related", input)),
         };
-        (status_of(&answers.read), fabdex_web::section::page_html(&chrome(s, ""), &req, &answers))
+        (status_of(s, &answers.read), fabdex_web::section::page_html(&chrome(s, ""), &req, &answers))
     })
     .await
 }
 
-async fn run_page(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Uri) -> Response {
+async fn run_page<S: Host>(State(state): State<Arc<S>>, headers: HeaderMap, uri: Uri) -> Response {
     render(state, &headers, &uri, move |s| {
-        let show = match s.opts.run {
-            Some(_) => tool(s, "ledger_show", json!({})),
+        let show = match s.run_id() {
+            Some(_) => s.call("ledger_show", json!({})),
             None => Ok(Value::Null),
         };
-        (status_of(&show), fabdex_web::provenance::page_html(&chrome(s, ""), &show))
+        (status_of(s, &show), fabdex_web::provenance::page_html(&chrome(s, ""), &show))
     })
     .await
 }
@@ -272,14 +289,14 @@ fn safe_next(next: &str) -> String {
     if next.starts_with('/') && !next.starts_with("//") && !next.contains('\\') { next.to_string() } else { "/".into() }
 }
 
-async fn login(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+async fn login<S: Host>(State(state): State<Arc<S>>, body: Bytes) -> Response {
     let pairs: Vec<(String, String)> = form_urlencoded::parse(&body).into_owned().collect();
     let field = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).unwrap_or_default();
     let next = safe_next(&field("next"));
     let given = field("token");
-    match &state.opts.token {
+    match state.token() {
         None => redirect(&next, None),
-        Some(token) if tokens_match(&given, token) => redirect(&next, Some(set_cookie(&given))),
+        Some(_) if state.is_token(&given) => redirect(&next, Some(set_cookie(&given))),
         Some(_) => html_response(StatusCode::UNAUTHORIZED, fabdex_web::login_page(&next, true)),
     }
 }
