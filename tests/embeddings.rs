@@ -200,6 +200,12 @@ fn pattern_search_fuses_the_programs_sentence_embeddings_and_says_so() {
     let off = engine.search_patterns(&PatternQuery { embeddings: Some(false), ..q.clone() }).unwrap();
     assert_eq!(off.mode, "bm25f+semantic");
     assert!(off.hits.iter().all(|h| h.why.iter().all(|w| !w.starts_with("embeddings: "))));
+    // The docs search of the same question (as a web page asks both) reuses its vector.
+    assert_eq!(engine.cached_question_vectors(), 1);
+    let docs = engine.search_docs(&fabdex_query::SearchDocs { query: text.into(), ..Default::default() }).unwrap();
+    assert_eq!(docs.mode, "hybrid-bm25-lsa-dense");
+    assert_eq!(engine.cached_question_vectors(), 1, "the question was encoded once for both searches");
+    assert_eq!(engine.search_patterns(&q).unwrap(), dense, "a cached vector ranks as the fresh one did");
 
     // Without a model: asking for embeddings is an error, not a silent lexical ranking.
     build_with(&ws, None).unwrap();

@@ -73,6 +73,8 @@ pub struct Engine {
     embedding_dir: Option<std::path::PathBuf>,
     /// The index's embedding model, loaded by the first search that needs it.
     encoder: std::sync::OnceLock<Result<fabdex_embed::SentenceEncoder, String>>,
+    /// Question vectors by token ids (see `Engine::query_vector_slot`).
+    query_vectors: std::sync::Mutex<HashMap<Vec<u32>, std::sync::Arc<search::QueryVectorSlot>>>,
     /// Weight of the programs' sentence-embedding cosine in pattern search.
     pattern_dense_weight: f64,
 }
@@ -129,6 +131,7 @@ impl Engine {
             fuse_clauses: true,
             embedding_dir: None,
             encoder: std::sync::OnceLock::new(),
+            query_vectors: Default::default(),
             pattern_dense_weight: pattern_search::PATTERN_DENSE_WEIGHT,
         })
     }

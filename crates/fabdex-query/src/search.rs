@@ -681,10 +681,31 @@ impl Engine {
         use rayon::prelude::*;
         read.into_par_iter()
             .map(|(ids, truncated)| {
-                let mut v = encoder.encode_ids(&[&ids]).map_err(invalid)?;
-                Ok((v.swap_remove(0), EmbeddedQuery { tokens: ids.len(), truncated }))
+                let slot = self.query_vector_slot(&ids);
+                let vector = slot.get_or_init(|| {
+                    encoder.encode_ids(&[&ids]).map(|mut v| v.swap_remove(0)).map_err(|e| e.to_string())
+                });
+                let vector = vector.clone().map_err(QueryError::InvalidArgument)?;
+                Ok((vector, EmbeddedQuery { tokens: ids.len(), truncated }))
             })
             .collect()
+    }
+
+    /// How many questions' vectors this engine holds (diagnostics and tests).
+    pub fn cached_question_vectors(&self) -> usize {
+        self.query_vectors.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// The cache slot of a question's vector, by its token ids. The docs and
+    /// pattern searches of one web page (or of one research step) encode the
+    /// same question; the second waits for the first's vector instead of
+    /// encoding it again. Holds at most [`QUERY_VECTORS_KEPT`] questions.
+    fn query_vector_slot(&self, ids: &[u32]) -> std::sync::Arc<QueryVectorSlot> {
+        let mut cache = self.query_vectors.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= QUERY_VECTORS_KEPT && !cache.contains_key(ids) {
+            cache.clear();
+        }
+        cache.entry(ids.to_vec()).or_default().clone()
     }
 
     fn unit_historical(&self, unit: u32) -> bool {
@@ -956,6 +977,12 @@ fn snippet(text: &str, terms: &[String]) -> String {
     }
     out
 }
+
+/// A question's vector, computed once (or why it could not be).
+pub(crate) type QueryVectorSlot = std::sync::OnceLock<Result<Vec<f32>, String>>;
+
+/// Questions whose vectors an engine keeps.
+const QUERY_VECTORS_KEPT: usize = 64;
 
 #[cfg(test)]
 mod tests {
