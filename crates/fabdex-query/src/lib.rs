@@ -73,8 +73,8 @@ pub struct Engine {
     embedding_dir: Option<std::path::PathBuf>,
     /// The index's embedding model, loaded by the first search that needs it.
     encoder: std::sync::OnceLock<Result<fabdex_embed::SentenceEncoder, String>>,
-    /// Question vectors by token ids (see `Engine::query_vector_slot`).
-    query_vectors: std::sync::Mutex<HashMap<Vec<u32>, std::sync::Arc<search::QueryVectorSlot>>>,
+    /// Question vectors by token ids (see `Engine::cached_question_vector`).
+    query_vectors: std::sync::Mutex<HashMap<Vec<u32>, Vec<f32>>>,
     /// Weight of the programs' sentence-embedding cosine in pattern search.
     pattern_dense_weight: f64,
 }

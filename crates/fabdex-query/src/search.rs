@@ -681,11 +681,14 @@ impl Engine {
         use rayon::prelude::*;
         read.into_par_iter()
             .map(|(ids, truncated)| {
-                let slot = self.query_vector_slot(&ids);
-                let vector = slot.get_or_init(|| {
-                    encoder.encode_ids(&[&ids]).map(|mut v| v.swap_remove(0)).map_err(|e| e.to_string())
-                });
-                let vector = vector.clone().map_err(QueryError::InvalidArgument)?;
+                let vector = match self.cached_question_vector(&ids) {
+                    Some(vector) => vector,
+                    None => {
+                        let vector = encoder.encode_ids(&[&ids]).map_err(invalid)?.swap_remove(0);
+                        self.keep_question_vector(ids.clone(), vector.clone());
+                        vector
+                    }
+                };
                 Ok((vector, EmbeddedQuery { tokens: ids.len(), truncated }))
             })
             .collect()
@@ -696,16 +699,22 @@ impl Engine {
         self.query_vectors.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
-    /// The cache slot of a question's vector, by its token ids. The docs and
-    /// pattern searches of one web page (or of one research step) encode the
-    /// same question; the second waits for the first's vector instead of
-    /// encoding it again. Holds at most [`QUERY_VECTORS_KEPT`] questions.
-    fn query_vector_slot(&self, ids: &[u32]) -> std::sync::Arc<QueryVectorSlot> {
+    /// A question's vector from an earlier search, by its token ids. The
+    /// docs and pattern searches of one web page (or of one research step)
+    /// ask the same question. Never waits for another search's encoding:
+    /// the encoder runs on the rayon pool, and a worker blocked here could
+    /// be the one that encoding needs.
+    fn cached_question_vector(&self, ids: &[u32]) -> Option<Vec<f32>> {
+        self.query_vectors.lock().unwrap_or_else(|p| p.into_inner()).get(ids).cloned()
+    }
+
+    /// Keep a question's vector (at most [`QUERY_VECTORS_KEPT`] questions).
+    fn keep_question_vector(&self, ids: Vec<u32>, vector: Vec<f32>) {
         let mut cache = self.query_vectors.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= QUERY_VECTORS_KEPT && !cache.contains_key(ids) {
+        if cache.len() >= QUERY_VECTORS_KEPT {
             cache.clear();
         }
-        cache.entry(ids.to_vec()).or_default().clone()
+        cache.insert(ids, vector);
     }
 
     fn unit_historical(&self, unit: u32) -> bool {
@@ -977,9 +986,6 @@ fn snippet(text: &str, terms: &[String]) -> String {
     }
     out
 }
-
-/// A question's vector, computed once (or why it could not be).
-pub(crate) type QueryVectorSlot = std::sync::OnceLock<Result<Vec<f32>, String>>;
 
 /// Questions whose vectors an engine keeps.
 const QUERY_VECTORS_KEPT: usize = 64;
