@@ -240,8 +240,11 @@ fn main() {
     // The first search loads the ranking's vectors; not a page an author waits on twice.
     conn.get("/search?q=warm+up");
 
-    println!("\n| page | requests | p50 ms | p99 ms | max ms | median KB | under 50 ms |");
-    println!("|---|---:|---:|---:|---:|---:|---|");
+    // A server keeps the vectors of questions it has encoded (64 at most), so
+    // a question asked again is cheaper: "first ask" is the worst of each
+    // distinct page's first request, which no cache served.
+    println!("\n| page | requests | p50 ms | p99 ms | max ms | first ask max ms | median KB | under 50 ms |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---|");
     let mut all_under = true;
     for (name, paths) in pages(&index, &root).into_iter().filter(|(_, paths)| !paths.is_empty()) {
         let mut samples = Vec::new();
@@ -259,13 +262,15 @@ fn main() {
         }
         sizes.sort();
         let max = *samples.iter().max().unwrap();
+        let first_ask = *samples.iter().take(paths.len()).max().unwrap();
         all_under &= max < BUDGET || name.starts_with("API");
         println!(
-            "| {name} | {requests} ({} distinct) | {} | {} | {} | {:.1} | {} |",
+            "| {name} | {requests} ({} distinct) | {} | {} | {} | {} | {:.1} | {} |",
             paths.len().min(requests),
             ms(percentile(&samples, 0.5)),
             ms(percentile(&samples, 0.99)),
             ms(max),
+            ms(first_ask),
             sizes[sizes.len() / 2] as f64 / 1024.0,
             if max < BUDGET { "yes" } else { "**no**" }
         );
