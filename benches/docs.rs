@@ -11,15 +11,9 @@ mod common;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::markdown_files;
+use common::{markdown_files, percentile};
 use fabdex_index::{BuildOptions, Config};
 use fabdex_query::{Engine, RetrievalMode, SearchDocs};
-
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[i]
-}
 
 fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)

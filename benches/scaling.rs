@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{markdown_files, measure};
+use common::{markdown_files, measure, percentile};
 use fabdex_query::{Engine, SearchDocs};
 
 /// Copy `copy` of a file's text: every paragraph of prose gets two adjacent
@@ -66,11 +66,6 @@ fn dir_bytes(dir: &Path) -> u64 {
         total += if m.is_dir() { dir_bytes(&e.path()) } else { m.len() };
     }
     total
-}
-
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    samples[((samples.len() as f64 - 1.0) * p).round() as usize]
 }
 
 struct Row {
@@ -148,8 +143,8 @@ fn measure_size(bin: &Path, labs: &Path, files: &[PathBuf], copies: u64, questio
             }
         }
     }
-    let p50 = percentile(&mut times, 0.5);
-    let p99 = percentile(&mut times, 0.99);
+    let p50 = percentile(&times, 0.5);
+    let p99 = percentile(&times, 0.99);
     Row {
         copies,
         files: files.len() * copies as usize,

@@ -6,8 +6,10 @@
 //! Run: `cargo bench --bench serve_load [-- SECONDS CLIENTS]` (indexes
 //! `corpus/` into a temp dir; uses the release `fabdex` binary, built first).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+mod common;
+
+use common::Conn;
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,63 +20,6 @@ fn rss_kb(pid: u32) -> u64 {
         .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(str::to_string))
         .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
         .unwrap_or(0)
-}
-
-/// One keep-alive connection; returns the status of each request.
-struct Conn {
-    stream: BufReader<TcpStream>,
-}
-
-impl Conn {
-    fn new(addr: &str) -> Conn {
-        let s = TcpStream::connect(addr).unwrap();
-        s.set_nodelay(true).unwrap();
-        Conn { stream: BufReader::new(s) }
-    }
-
-    fn post(&mut self, path: &str, body: &str) -> u16 {
-        let req = format!(
-            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        self.stream.get_mut().write_all(req.as_bytes()).unwrap();
-        let mut line = String::new();
-        self.stream.read_line(&mut line).unwrap();
-        let status: u16 = line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        let mut length = 0usize;
-        let mut chunked = false;
-        loop {
-            line.clear();
-            self.stream.read_line(&mut line).unwrap();
-            let l = line.trim_end();
-            if l.is_empty() {
-                break;
-            }
-            let lower = l.to_ascii_lowercase();
-            if let Some(v) = lower.strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap_or(0);
-            }
-            if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
-                chunked = true;
-            }
-        }
-        if chunked {
-            loop {
-                line.clear();
-                self.stream.read_line(&mut line).unwrap();
-                let size = usize::from_str_radix(line.trim(), 16).unwrap_or(0);
-                let mut buf = vec![0u8; size + 2];
-                self.stream.read_exact(&mut buf).unwrap();
-                if size == 0 {
-                    break;
-                }
-            }
-        } else {
-            let mut buf = vec![0u8; length];
-            self.stream.read_exact(&mut buf).unwrap();
-        }
-        status
-    }
 }
 
 fn main() {
@@ -146,7 +91,7 @@ fn main() {
                         while start.elapsed() < duration {
                             let (path, body) = request(i);
                             let t = Instant::now();
-                            if conn.post(&path, &body) != 200 {
+                            if conn.post(&path, &body).0 != 200 {
                                 errors += 1;
                             }
                             lat.push(t.elapsed());

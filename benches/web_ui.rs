@@ -11,69 +11,16 @@
 //!
 //! Run: `cargo bench --bench web_ui [-- REQUESTS]` (default 200 per page type).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+mod common;
+
+use common::{Conn, percentile};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The budget every page must meet.
 const BUDGET: Duration = Duration::from_millis(50);
-
-/// One keep-alive connection.
-struct Conn {
-    stream: BufReader<TcpStream>,
-}
-
-impl Conn {
-    fn new(addr: &str) -> Conn {
-        let s = TcpStream::connect(addr).unwrap();
-        s.set_nodelay(true).unwrap();
-        Conn { stream: BufReader::new(s) }
-    }
-
-    /// GET a page; its status and body length.
-    fn get(&mut self, path: &str) -> (u16, usize) {
-        write!(self.stream.get_mut(), "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-        self.response()
-    }
-
-    /// POST JSON to a tool (`POST /v1/tools/{name}`), for comparison.
-    fn post(&mut self, path: &str, body: &str) -> (u16, usize) {
-        let req = format!(
-            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        self.stream.get_mut().write_all(req.as_bytes()).unwrap();
-        self.response()
-    }
-
-    fn response(&mut self) -> (u16, usize) {
-        let mut line = String::new();
-        self.stream.read_line(&mut line).unwrap();
-        let status = line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        let mut length = 0usize;
-        loop {
-            line.clear();
-            self.stream.read_line(&mut line).unwrap();
-            if line.trim_end().is_empty() {
-                break;
-            }
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0u8; length];
-        self.stream.read_exact(&mut body).unwrap();
-        (status, length)
-    }
-}
-
-fn percentile(samples: &[Duration], p: f64) -> Duration {
-    let mut s = samples.to_vec();
-    s.sort();
-    s[((s.len() as f64 - 1.0) * p).round() as usize]
-}
 
 fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1e3)

@@ -32,3 +32,77 @@ pub fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// The `p` quantile of some durations (nearest rank; the samples need not be sorted).
+pub fn percentile(samples: &[Duration], p: f64) -> Duration {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// One keep-alive HTTP/1.1 connection to a `fabdex serve --http`.
+pub struct Conn {
+    stream: std::io::BufReader<std::net::TcpStream>,
+}
+
+impl Conn {
+    pub fn new(addr: &str) -> Conn {
+        let s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_nodelay(true).unwrap();
+        Conn { stream: std::io::BufReader::new(s) }
+    }
+
+    /// GET a page; its status and body length.
+    pub fn get(&mut self, path: &str) -> (u16, usize) {
+        use std::io::Write;
+        write!(self.stream.get_mut(), "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        self.response()
+    }
+
+    /// POST a JSON body; its status and body length.
+    pub fn post(&mut self, path: &str, body: &str) -> (u16, usize) {
+        use std::io::Write;
+        let req = format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        self.stream.get_mut().write_all(req.as_bytes()).unwrap();
+        self.response()
+    }
+
+    /// Read one response whole (by `Content-Length` or chunked): its status and body length.
+    fn response(&mut self) -> (u16, usize) {
+        use std::io::{BufRead, Read};
+        let mut line = String::new();
+        self.stream.read_line(&mut line).unwrap();
+        let status = line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let (mut length, mut chunked) = (0usize, false);
+        loop {
+            line.clear();
+            self.stream.read_line(&mut line).unwrap();
+            let lower = line.trim_end().to_ascii_lowercase();
+            if lower.is_empty() {
+                break;
+            }
+            if let Some(v) = lower.strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+            chunked |= lower.starts_with("transfer-encoding:") && lower.contains("chunked");
+        }
+        if !chunked {
+            self.stream.read_exact(&mut vec![0u8; length]).unwrap();
+            return (status, length);
+        }
+        let mut total = 0;
+        loop {
+            line.clear();
+            self.stream.read_line(&mut line).unwrap();
+            let size = usize::from_str_radix(line.trim(), 16).unwrap_or(0);
+            self.stream.read_exact(&mut vec![0u8; size + 2]).unwrap();
+            total += size;
+            if size == 0 {
+                return (status, total);
+            }
+        }
+    }
+}
