@@ -166,11 +166,7 @@ fn research_is_a_tool_over_http_with_its_run_in_the_result() {
 fn auth_and_policy_apply_to_every_tool() {
     let ws = Workspace::with_registry();
     ws.build();
-    std::fs::write(
-        ws.path("policy.toml"),
-        "default = \"allow\"\n[[deny]]\norigins = [\"docs\"]\nconsumers = [\"*\"]\n",
-    )
-    .unwrap();
+    ws.deny_policy("docs");
     let server = serve(&ws, Some("t0ken"), &["--policy", ws.path("policy.toml").to_str().unwrap()]);
     let body = json!({"address": "doc:docs/common/conventions/wish.md#result-shape"}).to_string();
     let (status, _) = request(&server, "POST", "/v1/tools/read", &body, None);

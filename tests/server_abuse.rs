@@ -97,11 +97,7 @@ fn the_server_holds_under_abuse_and_leaks_no_denied_text() {
     let ws = Workspace::with_registry();
     ws.build();
     // The skills' text is withheld from this server's consumer.
-    std::fs::write(
-        ws.path("policy.toml"),
-        "default = \"allow\"\n[[deny]]\norigins = [\"skill\"]\nconsumers = [\"*\"]\n",
-    )
-    .unwrap();
+    ws.deny_policy("skill");
     let log_path = ws.path("serve.log");
     let mut cmd = common::fabdex_command();
     cmd.args(["--index", ws.index_dir().to_str().unwrap(), "--runs", ws.path("runs").to_str().unwrap()])

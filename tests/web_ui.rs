@@ -200,11 +200,7 @@ fn withheld_results_show_no_text_and_the_run_records_them() {
     let Some(b) = browser(1280, 900) else { return };
     let ws = Workspace::with_registry();
     ws.build();
-    std::fs::write(
-        ws.path("policy.toml"),
-        "default = \"allow\"\n[[deny]]\norigins = [\"docs\"]\nconsumers = [\"*\"]\n",
-    )
-    .unwrap();
+    ws.deny_policy("docs");
     let run = fabdex_ledger::RunStore::new(ws.path("runs")).new_run(None).unwrap().run;
     let policy = ws.path("policy.toml");
     let server = serve(&ws, Some("s3cret"), &["--policy", policy.to_str().unwrap(), "--run", &run]);

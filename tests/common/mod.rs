@@ -95,6 +95,15 @@ impl Workspace {
         self.dir.path().join(rel)
     }
 
+    /// Write `policy.toml`: allow everything but `origin`, withheld from
+    /// every consumer. Returns its path.
+    pub fn deny_policy(&self, origin: &str) -> PathBuf {
+        let path = self.path("policy.toml");
+        let text = format!("default = \"allow\"\n[[deny]]\norigins = [\"{origin}\"]\nconsumers = [\"*\"]\n");
+        fs::write(&path, text).unwrap();
+        path
+    }
+
     pub fn index_dir(&self) -> PathBuf {
         self.dir.path().join("index")
     }
