@@ -627,10 +627,10 @@ fn write_snapshot(
     phases.insert("blobs".into(), lap(&mut clock));
 
     // Tables.
-    let docs_json = serde_json::to_vec(docs)?;
-    write_file(staging.join("tables/docs.json"), &docs_json)?;
+    let docs_bytes = crate::docs_table::encode(docs);
+    write_file(staging.join(crate::docs_table::PATH), &docs_bytes)?;
     let mut tables = BTreeMap::new();
-    tables.insert("tables/docs.json".to_string(), digest_bytes(&docs_json));
+    tables.insert(crate::docs_table::PATH.to_string(), digest_bytes(&docs_bytes));
     phases.insert("tables_write".into(), lap(&mut clock));
 
     // Pattern programs: closures, ids and contracts.

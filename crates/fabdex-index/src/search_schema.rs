@@ -159,7 +159,7 @@ impl UnitText {
             path: format!("{} {}", file.root, file.path),
             body,
             code,
-            symbols: row.section.mentions.join("\n"),
+            symbols: row.section.mentions.joined().to_string(),
             parent,
             defines: defines.join("\n"),
         }

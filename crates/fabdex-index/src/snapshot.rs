@@ -22,7 +22,8 @@ use crate::semantic::SemanticModels;
 pub struct CorruptSnapshot(pub String);
 
 /// Version of the snapshot layout and tables; a reader refuses other versions.
-pub const FORMAT_VERSION: u32 = 3;
+/// 4: the docs table is binary (`tables/docs.bin`, see [`crate::docs_table`]).
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Version of the search-index fields and analysis; part of the snapshot id,
 /// and a reader refuses a snapshot built with another.
@@ -259,10 +260,7 @@ impl Snapshot {
         let manifest: Manifest = read_json(&dir.join("manifest.json"))
             .with_context(|| format!("snapshot `{}` has no readable manifest", dir.display()))?;
         check_versions(dir, &manifest)?;
-        let docs_path = dir.join("tables/docs.json");
-        let bytes = read_table(dir, &manifest, "tables/docs.json")?;
-        let docs: DocsTable =
-            serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", docs_path.display()))?;
+        let docs = read_decoded(dir, &manifest, crate::docs_table::PATH, crate::docs_table::decode)?;
         let patterns = match manifest.tables.get("tables/patterns.json") {
             None => PatternsTable::default(),
             Some(_) => {

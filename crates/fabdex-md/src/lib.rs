@@ -259,7 +259,7 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
             chars: chars as u64,
             parts,
             code_blocks: Vec::new(),
-            mentions: Vec::new(),
+            mentions: Default::default(),
             defines: heading.map(|i| headings[i].text.as_str()).and_then(symbol_name).into_iter().collect(),
             html_anchors: Vec::new(),
         });
@@ -304,10 +304,8 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
         if mention.is_empty() {
             continue;
         }
-        if let Some(section) = out.sections.get_mut(idx)
-            && !section.mentions.contains(&mention)
-        {
-            section.mentions.push(mention);
+        if let Some(section) = out.sections.get_mut(idx) {
+            section.mentions.push(&mention);
         }
     }
     out.links = if out.sections.is_empty() { Vec::new() } else { link_rows };

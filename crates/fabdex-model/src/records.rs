@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// A problem found while extracting a file that did not stop extraction.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
+)]
 pub struct Diagnostic {
     /// 1-based line.
     pub line: u32,
@@ -36,7 +38,9 @@ pub struct MdExtraction {
 
 /// One section: a heading and its own text up to the next heading of any
 /// level, or the preamble before the first heading (`level` 0, `anchor` "").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
+)]
 pub struct MdSection {
     pub anchor: String,
     /// Rendered heading text (markup removed, escapes applied).
@@ -61,8 +65,8 @@ pub struct MdSection {
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub code_blocks: Vec<CodeBlock>,
     /// Inline code spans, in order, deduplicated.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub mentions: Vec<String>,
+    #[serde(skip_serializing_if = "Mentions::is_empty", default)]
+    pub mentions: Mentions,
     /// API symbols this section defines: its heading when the heading is an
     /// identifier (`wish()`, `Writable<>`, `fetchJson\<T\>`), and the code
     /// spans in the first column of its definition tables. Bare names, as written.
@@ -74,15 +78,104 @@ pub struct MdSection {
     pub html_anchors: Vec<String>,
 }
 
+/// A section's inline code spans, in order and without repeats: a JSON
+/// array of strings, held as one newline-joined string.
+///
+/// Labs' sections hold 64,000 of them; as separate strings they were most
+/// of the allocations, and of the time, of decoding the docs table that
+/// every command opens. A code span has no line breaks (CommonMark turns
+/// them into spaces); [`Mentions::push`] does the same to any it is given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, bitcode::Encode, bitcode::Decode)]
+pub struct Mentions {
+    joined: String,
+}
+
+impl Mentions {
+    pub fn is_empty(&self) -> bool {
+        self.joined.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.joined.split('\n').filter(|_| !self.joined.is_empty())
+    }
+
+    pub fn contains(&self, mention: &str) -> bool {
+        self.iter().any(|m| m == mention)
+    }
+
+    /// Add a mention at the end unless it is empty or already there.
+    pub fn push(&mut self, mention: &str) {
+        let mention = mention.replace(['\r', '\n'], " ");
+        if mention.is_empty() || self.contains(&mention) {
+            return;
+        }
+        if !self.joined.is_empty() {
+            self.joined.push('\n');
+        }
+        self.joined.push_str(&mention);
+    }
+
+    /// All mentions, one per line.
+    pub fn joined(&self) -> &str {
+        &self.joined
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<S> for Mentions {
+    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
+        let mut out = Mentions::default();
+        for m in iter {
+            out.push(m.as_ref());
+        }
+        out
+    }
+}
+
+impl<const N: usize> PartialEq<[&str; N]> for Mentions {
+    fn eq(&self, other: &[&str; N]) -> bool {
+        self.iter().eq(other.iter().copied())
+    }
+}
+
+impl Serialize for Mentions {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Mentions {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Vec::<String>::deserialize(deserializer)?.into_iter().collect())
+    }
+}
+
+impl schemars::JsonSchema for Mentions {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Mentions".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Vec<String>>::json_schema(generator)
+    }
+}
+
 /// A window of a split section, by byte range in the file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
+)]
 pub struct Part {
     pub byte_start: u64,
     pub byte_end: u64,
     pub chars: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
+)]
 pub struct CodeBlock {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub lang: Option<String>,
@@ -93,7 +186,19 @@ pub struct CodeBlock {
 }
 
 /// How a link was written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    bitcode::Encode,
+    bitcode::Decode,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum LinkKind {
     /// `[text](dest)`
@@ -125,7 +230,9 @@ pub struct MdLink {
 }
 
 /// Where a link leads after resolution against the whole snapshot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
+)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum LinkTarget {
     /// A section of an indexed file.
@@ -146,7 +253,21 @@ pub enum LinkTarget {
 }
 
 /// The kind of a root, from config or inferred from file type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    PartialOrd,
+    Ord,
+    schemars::JsonSchema,
+    bitcode::Encode,
+    bitcode::Decode,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum RootKind {
     Docs,
@@ -195,7 +316,9 @@ pub struct DocFileRow {
 }
 
 /// One section in the docs table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
+)]
 pub struct SectionRow {
     /// `doc:<root>/<path>#<anchor>`.
     pub address: String,
@@ -210,7 +333,9 @@ pub struct SectionRow {
 }
 
 /// One link in the docs table, resolved.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
+)]
 pub struct LinkRow {
     /// Global index of the section it appears in.
     pub from: u32,

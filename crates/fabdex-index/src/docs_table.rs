@@ -1,0 +1,254 @@
+//! The docs table on disk (`tables/docs.bin`): a fixed magic, then the
+//! table in bitcode's binary layout.
+//!
+//! Every command that reads a snapshot decodes this table, so its decoding
+//! is the floor of a CLI call. As JSON (format 3) labs' table was 8 MB and
+//! took 30 ms to parse, most of an `open`; in this layout it is about a
+//! third of the bytes and decodes several times faster (measured in
+//! `docs/performance.md`). The table's digest in the manifest is checked
+//! before decoding, as for every table, and a decoding error names the file.
+//!
+//! Front matter (`metadata`) holds arbitrary JSON values, which a binary
+//! layout without a schema cannot carry, so each file's metadata travels
+//! as a JSON string and is parsed back on decode (670 files on labs, most
+//! with none).
+
+use std::collections::BTreeMap;
+
+use fabdex_model::records::{Diagnostic, DocFileRow, DocsTable, LinkRow, RootKind, SectionRow};
+
+/// Where the table lives in a snapshot.
+pub const PATH: &str = "tables/docs.bin";
+
+/// The first bytes of the file: the layout's name and version.
+const MAGIC: &[u8; 8] = b"FDXDOCS1";
+
+#[derive(bitcode::Encode, bitcode::Decode)]
+struct Wire {
+    files: Vec<FileWire>,
+    sections: Vec<SectionRow>,
+    links: Vec<LinkRow>,
+}
+
+/// [`DocFileRow`] with its metadata as JSON text.
+#[derive(bitcode::Encode, bitcode::Decode)]
+struct FileWire {
+    root: String,
+    path: String,
+    origin: String,
+    kind: RootKind,
+    digest: String,
+    bytes: u64,
+    chars: u64,
+    lines: u32,
+    title: Option<String>,
+    metadata_json: String,
+    leading_comment: Option<String>,
+    historical: bool,
+    diagnostics: Vec<Diagnostic>,
+    first_section: u32,
+    section_count: u32,
+}
+
+/// The table's bytes as written to [`PATH`].
+pub fn encode(docs: &DocsTable) -> Vec<u8> {
+    let files = docs.files.iter().map(file_to_wire).collect();
+    // The rows are cloned once per build (a few MB); bitcode's derive
+    // encodes owned values, and the build holds the table anyway.
+    let wire = Wire { files, sections: docs.sections.clone(), links: docs.links.clone() };
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&bitcode::encode(&wire));
+    out
+}
+
+/// The table back from [`encode`]'s bytes, or what is wrong with them.
+pub fn decode(bytes: &[u8]) -> Result<DocsTable, String> {
+    let body = bytes.strip_prefix(MAGIC.as_slice()).ok_or("not a docs table (its first bytes are not `FDXDOCS1`)")?;
+    let wire: Wire = bitcode::decode(body).map_err(|e| format!("cannot decode the docs table: {e}"))?;
+    let files = wire.files.into_iter().map(file_from_wire).collect::<Result<Vec<_>, _>>()?;
+    let table = DocsTable { files, sections: wire.sections, links: wire.links };
+    check_references(&table)?;
+    Ok(table)
+}
+
+fn file_to_wire(f: &DocFileRow) -> FileWire {
+    FileWire {
+        root: f.root.clone(),
+        path: f.path.clone(),
+        origin: f.origin.clone(),
+        kind: f.kind,
+        digest: f.digest.clone(),
+        bytes: f.bytes,
+        chars: f.chars,
+        lines: f.lines,
+        title: f.title.clone(),
+        metadata_json: if f.metadata.is_empty() {
+            String::new()
+        } else {
+            serde_json::to_string(&f.metadata).expect("a map of JSON values serializes")
+        },
+        leading_comment: f.leading_comment.clone(),
+        historical: f.historical,
+        diagnostics: f.diagnostics.clone(),
+        first_section: f.first_section,
+        section_count: f.section_count,
+    }
+}
+
+fn file_from_wire(f: FileWire) -> Result<DocFileRow, String> {
+    let metadata = if f.metadata_json.is_empty() {
+        BTreeMap::new()
+    } else {
+        serde_json::from_str(&f.metadata_json)
+            .map_err(|e| format!("the front matter of `{}/{}` is not valid JSON: {e}", f.root, f.path))?
+    };
+    Ok(DocFileRow {
+        root: f.root,
+        path: f.path,
+        origin: f.origin,
+        kind: f.kind,
+        digest: f.digest,
+        bytes: f.bytes,
+        chars: f.chars,
+        lines: f.lines,
+        title: f.title,
+        metadata,
+        leading_comment: f.leading_comment,
+        historical: f.historical,
+        diagnostics: f.diagnostics,
+        first_section: f.first_section,
+        section_count: f.section_count,
+    })
+}
+
+/// The row numbers the query layer indexes with are in range, so that a
+/// table that decodes is one the readers can use without panicking.
+fn check_references(t: &DocsTable) -> Result<(), String> {
+    let (files, sections) = (t.files.len() as u64, t.sections.len() as u64);
+    for (i, f) in t.files.iter().enumerate() {
+        if u64::from(f.first_section) + u64::from(f.section_count) > sections {
+            return Err(format!("file row {i} names sections past the table's {sections}"));
+        }
+    }
+    for (i, s) in t.sections.iter().enumerate() {
+        if u64::from(s.file) >= files || s.parent_row.is_some_and(|p| u64::from(p) >= sections) {
+            return Err(format!("section row {i} names a file or parent that is not in the table"));
+        }
+    }
+    for (i, l) in t.links.iter().enumerate() {
+        if u64::from(l.from) >= sections || l.to_section.is_some_and(|s| u64::from(s) >= sections) {
+            return Err(format!("link row {i} names a section that is not in the table"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabdex_model::records::{LinkKind, LinkTarget, MdSection};
+
+    fn table() -> DocsTable {
+        let mut metadata = BTreeMap::new();
+        metadata.insert("status".to_string(), serde_json::json!("historical"));
+        metadata.insert("tags".to_string(), serde_json::json!(["a", {"b": 1.5}]));
+        let file = |path: &str, metadata: BTreeMap<String, serde_json::Value>, first: u32| DocFileRow {
+            root: "docs".into(),
+            path: path.into(),
+            origin: "local".into(),
+            kind: RootKind::Docs,
+            digest: "blake3:00".into(),
+            bytes: 10,
+            chars: 9,
+            lines: 2,
+            title: Some("T".into()),
+            metadata,
+            leading_comment: None,
+            historical: false,
+            diagnostics: vec![Diagnostic { line: 1, column: 2, message: "m".into() }],
+            first_section: first,
+            section_count: 1,
+        };
+        let section = |address: &str, file: u32, parent_row: Option<u32>| SectionRow {
+            address: address.into(),
+            file,
+            section: MdSection {
+                anchor: "a".into(),
+                heading: "A".into(),
+                level: 2,
+                heading_path: vec!["A".into()],
+                parent: None,
+                line_start: 1,
+                line_end: 2,
+                byte_start: 0,
+                byte_end: 10,
+                chars: 9,
+                parts: vec![],
+                code_blocks: vec![],
+                mentions: ["wish", "wish()"].into_iter().collect(),
+                defines: vec![],
+                html_anchors: vec![],
+            },
+            parent_row,
+        };
+        DocsTable {
+            files: vec![file("a.md", metadata, 0), file("b.md", BTreeMap::new(), 1)],
+            sections: vec![section("doc:docs/a.md#a", 0, None), section("doc:docs/b.md#a", 1, Some(0))],
+            links: vec![LinkRow {
+                from: 1,
+                kind: LinkKind::Inline,
+                dest: "a.md#a".into(),
+                text: "x".into(),
+                line: 1,
+                lines: Some((1, 2)),
+                target: LinkTarget::File { path: "a.md".into(), address: None, indexed: true },
+                to_section: Some(0),
+            }],
+        }
+    }
+
+    #[test]
+    fn a_table_round_trips_with_its_front_matter() {
+        let t = table();
+        assert_eq!(decode(&encode(&t)).unwrap(), t);
+    }
+
+    #[test]
+    fn damaged_bytes_are_an_error_not_a_panic() {
+        let bytes = encode(&table());
+        assert!(decode(b"{}").unwrap_err().contains("FDXDOCS1"));
+        for cut in [8, bytes.len() / 2, bytes.len() - 1] {
+            assert!(decode(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any bytes after the magic decode to a table or to an error, never a panic,
+        /// and one flipped byte of a real table is caught or decodes to a valid one.
+        #[test]
+        fn arbitrary_bytes_never_panic(body in proptest::collection::vec(proptest::num::u8::ANY, 0..512), flip in 8usize..400) {
+            let mut bytes = MAGIC.to_vec();
+            bytes.extend_from_slice(&body);
+            let _ = decode(&bytes);
+            let mut real = encode(&table());
+            let at = flip % real.len();
+            real[at] ^= 0x5a;
+            if let Ok(t) = decode(&real) {
+                proptest::prop_assert!(check_references(&t).is_ok());
+            }
+        }
+    }
+
+    #[test]
+    fn rows_pointing_outside_the_table_are_refused() {
+        let mut t = table();
+        t.links[0].to_section = Some(7);
+        assert!(decode(&encode(&t)).unwrap_err().contains("link row 0"), "links");
+        let mut t = table();
+        t.sections[1].file = 2;
+        assert!(decode(&encode(&t)).unwrap_err().contains("section row 1"), "sections");
+        let mut t = table();
+        t.files[1].section_count = 5;
+        assert!(decode(&encode(&t)).unwrap_err().contains("file row 1"), "files");
+    }
+}

@@ -1,0 +1,31 @@
+//! Where the time of opening an index goes, step by step (the floor of every
+//! CLI call): `cargo run --release -p fabdex-query --example open_timing -- INDEX`.
+use std::time::Instant;
+
+fn main() {
+    let dir = std::path::PathBuf::from(std::env::args().nth(1).expect("usage: open_timing INDEX"));
+    let current = std::fs::read_to_string(dir.join("CURRENT")).expect("a published index");
+    let snapshot = dir.join("snapshots").join(current.trim());
+    let lap = |what: &str, t: Instant| println!("{what:<24} {:>8.2} ms", t.elapsed().as_secs_f64() * 1e3);
+
+    let t = Instant::now();
+    let manifest = std::fs::read(snapshot.join("manifest.json")).unwrap();
+    let _: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+    lap("read manifest", t);
+    let t = Instant::now();
+    let bytes = std::fs::read(snapshot.join(fabdex_index::docs_table::PATH)).unwrap();
+    lap("read docs table", t);
+    let t = Instant::now();
+    let _ = fabdex_model::digest::digest_bytes(&bytes);
+    lap("digest docs table", t);
+    let t = Instant::now();
+    let _ = fabdex_index::docs_table::decode(&bytes).unwrap();
+    lap("decode docs table", t);
+    let t = Instant::now();
+    let snap = fabdex_index::Snapshot::open(&dir).unwrap();
+    lap("Snapshot::open (all)", t);
+    let t = Instant::now();
+    let engine = fabdex_query::Engine::from_snapshot(snap).unwrap();
+    lap("Engine::from_snapshot", t);
+    std::mem::forget(engine);
+}
