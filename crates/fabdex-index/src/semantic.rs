@@ -104,25 +104,53 @@ impl UnitPassages {
 
     /// Read [`UnitPassages::to_bytes`]; the error says what is wrong.
     pub fn from_bytes(bytes: &[u8]) -> Result<UnitPassages, String> {
-        let rest = bytes.strip_prefix(PASSAGES_MAGIC).ok_or("it does not start with the passages' magic line")?;
-        let word = |i: usize| -> Option<u32> { Some(u32::from_le_bytes(rest.get(i * 4..i * 4 + 4)?.try_into().ok()?)) };
-        let (Some(dim), Some(units)) = (word(0), word(1)) else {
-            return Err("it ends before its dimensions and unit count".into());
-        };
-        let (dim, units) = (dim as usize, units as usize);
-        // The counts must all be there before their number is trusted with memory.
-        if rest.len() / 4 < units.saturating_add(2) {
+        let head = UnitPassages::head_len(bytes)?;
+        if bytes.len() < head {
+            let units = (head - PASSAGES_MAGIC.len() - 8) / 4;
             return Err(format!("it ends before the passage counts of its {units} units"));
         }
-        let counts: Vec<u32> = (0..units).map(|u| word(2 + u).expect("the length was checked")).collect();
-        let total = counts.iter().try_fold(0u32, |sum, &c| sum.checked_add(c)).ok_or("its passage counts overflow")?;
-        let floats = &rest[(2 + units) * 4..];
-        let expected = (total as usize).checked_mul(dim).filter(|n| n.checked_mul(4).is_some());
-        if expected.is_none_or(|n| floats.len() != n * 4) {
-            let wanted = expected.map_or_else(|| "more than memory holds".to_string(), |n| n.to_string());
-            return Err(format!("it holds {} bytes of vectors, but its counts call for {wanted} values", floats.len()));
+        let floats = &bytes[head..];
+        if !floats.len().is_multiple_of(4) {
+            return Err(format!("it holds {} bytes of vectors, not a whole number of values", floats.len()));
         }
-        Ok(UnitPassages(PassageVectors::from_counts(dim, &counts, crate::passages::f32s(floats))))
+        UnitPassages::from_head_and_values(&bytes[..head], crate::passages::f32s(floats))
+    }
+
+    /// Bytes that [`UnitPassages::head_len`] needs.
+    pub const HEAD_PREFIX: usize = PASSAGES_MAGIC.len() + 8;
+
+    /// How many bytes of the stored form come before its vectors (the magic,
+    /// dimensions, unit count and counts), read from its first
+    /// [`UnitPassages::HEAD_PREFIX`] bytes.
+    pub fn head_len(prefix: &[u8]) -> Result<usize, String> {
+        let rest = prefix.strip_prefix(PASSAGES_MAGIC).ok_or("it does not start with the passages' magic line")?;
+        let units = rest
+            .get(4..8)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
+            .ok_or("it ends before its dimensions and unit count")?;
+        Ok(PASSAGES_MAGIC.len() + 8 + units * 4)
+    }
+
+    /// The passages from the stored form's head (its first
+    /// [`UnitPassages::head_len`] bytes) and its vectors, already read as `f32`s.
+    pub fn from_head_and_values(head: &[u8], values: Vec<f32>) -> Result<UnitPassages, String> {
+        if UnitPassages::head_len(head)? != head.len() {
+            return Err("its passage counts are not where its unit count says".into());
+        }
+        let rest = &head[PASSAGES_MAGIC.len()..];
+        let word = |i: usize| u32::from_le_bytes(rest[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
+        let (dim, units) = (word(0) as usize, word(1) as usize);
+        let counts: Vec<u32> = (0..units).map(|u| word(2 + u)).collect();
+        let total = counts.iter().try_fold(0u32, |sum, &c| sum.checked_add(c)).ok_or("its passage counts overflow")?;
+        let expected = (total as usize).checked_mul(dim).filter(|n| n.checked_mul(4).is_some());
+        if expected != Some(values.len()) {
+            let wanted = expected.map_or_else(|| "more than memory holds".to_string(), |n| n.to_string());
+            return Err(format!(
+                "it holds {} bytes of vectors, but its counts call for {wanted} values",
+                values.len() * 4
+            ));
+        }
+        Ok(UnitPassages(PassageVectors::from_counts(dim, &counts, values)))
     }
 }
 

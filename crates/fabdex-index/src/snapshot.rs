@@ -401,14 +401,22 @@ fn open_search(dir: &Path, manifest: &Manifest) -> Result<tantivy::Index> {
 /// The semantic models, checked against their digests and against the
 /// `units` and `files` of the tables they must cover.
 fn open_semantic(dir: &Path, manifest: &Manifest, units: usize, files: usize) -> Result<SemanticModels> {
+    use crate::semantic::UnitPassages;
+    use fabdex_semantic::Model;
+    let model = |name| {
+        let head_len = |prefix: &[u8]| Model::head_len(prefix).map_err(|e| e.to_string());
+        read_float_table(dir, manifest, name, Model::HEAD_PREFIX, head_len, Model::from_head_and_values)
+    };
     let semantic = SemanticModels {
-        units: read_decoded(dir, manifest, crate::semantic::UNITS_TABLE, fabdex_semantic::Model::from_bytes)?,
-        files: read_decoded(dir, manifest, crate::semantic::FILES_TABLE, fabdex_semantic::Model::from_bytes)?,
-        passages: read_decoded(
+        units: model(crate::semantic::UNITS_TABLE)?,
+        files: model(crate::semantic::FILES_TABLE)?,
+        passages: read_float_table(
             dir,
             manifest,
             crate::semantic::PASSAGES_TABLE,
-            crate::semantic::UnitPassages::from_bytes,
+            UnitPassages::HEAD_PREFIX,
+            UnitPassages::head_len,
+            UnitPassages::from_head_and_values,
         )?,
     };
     if semantic.passages.units() != units || semantic.passages.dim() != semantic.units.dim() {
@@ -496,8 +504,59 @@ fn read_decoded<T, E: std::fmt::Display>(
     })
 }
 
+/// A table whose tail is little-endian `f32`s (the semantic models and the
+/// passage vectors): its head is read as bytes and its values straight into
+/// the vector that keeps them, and the digest is checked over both. Read
+/// whole and then decoded, labs' 26 MB of them were copied twice, into two
+/// sets of fresh pages; this reads them once.
+fn read_float_table<T, E: std::fmt::Display>(
+    dir: &Path,
+    manifest: &Manifest,
+    name: &str,
+    head_prefix: usize,
+    head_len: impl Fn(&[u8]) -> std::result::Result<usize, String>,
+    decode: impl FnOnce(&[u8], Vec<f32>) -> std::result::Result<T, E>,
+) -> Result<T> {
+    use std::io::Read;
+    let path = dir.join(name);
+    let corrupt = |what: String| -> anyhow::Error {
+        CorruptSnapshot(format!("snapshot is corrupted: `{}`: {what}; re-run `fabdex index`", path.display())).into()
+    };
+    let unreadable = |e: std::io::Error| -> anyhow::Error {
+        CorruptSnapshot(format!("snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`", path.display()))
+            .into()
+    };
+    let mut file = fs::File::open(&path).map_err(unreadable)?;
+    let size = file.metadata().map_err(unreadable)?.len();
+    let size = usize::try_from(size).map_err(|_| corrupt(format!("it is {size} bytes, past what memory holds")))?;
+    let mut head = vec![0u8; head_prefix.min(size)];
+    file.read_exact(&mut head).map_err(unreadable)?;
+    let head_size = head_len(&head).map_err(corrupt)?;
+    if head_size > size || !(size - head_size).is_multiple_of(4) {
+        return Err(corrupt(format!(
+            "its header calls for {head_size} bytes and whole values, but it is {size} bytes"
+        )));
+    }
+    head.resize(head_size, 0);
+    file.read_exact(&mut head[head_prefix.min(size)..]).map_err(unreadable)?;
+    let mut values = vec![0f32; (size - head_size) / 4];
+    file.read_exact(bytemuck::cast_slice_mut(&mut values)).map_err(unreadable)?;
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&head);
+    hasher.update(bytemuck::cast_slice(&values));
+    let actual = format!("blake3:{}", hasher.finalize().to_hex());
+    check_digest_of(&path, &actual, manifest.tables.get(name))?;
+    if cfg!(target_endian = "big") {
+        values.iter_mut().for_each(|x| *x = f32::from_bits(u32::from_le(x.to_bits())));
+    }
+    decode(&head, values).map_err(|e| corrupt(e.to_string()))
+}
+
 fn check_digest(path: &Path, bytes: &[u8], expected: Option<&String>) -> Result<()> {
-    let actual = digest_bytes(bytes);
+    check_digest_of(path, &digest_bytes(bytes), expected)
+}
+
+fn check_digest_of(path: &Path, actual: &str, expected: Option<&String>) -> Result<()> {
     match expected {
         Some(e) if *e == actual => Ok(()),
         Some(e) => Err(CorruptSnapshot(format!(

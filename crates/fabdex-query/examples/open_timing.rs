@@ -27,5 +27,24 @@ fn main() {
     let t = Instant::now();
     let engine = fabdex_query::Engine::from_snapshot(snap).unwrap();
     lap("Engine::from_snapshot", t);
+    let t = Instant::now();
+    engine.snapshot().search().unwrap();
+    lap("search index (checked)", t);
+    let t = Instant::now();
+    engine.snapshot().semantic().unwrap();
+    lap("semantic models", t);
+    let ask = |q: &str| fabdex_query::SearchDocs {
+        query: q.into(),
+        limit: None,
+        path_prefix: None,
+        include_history: false,
+        mode: None,
+    };
+    let t = Instant::now();
+    engine.search_docs(&ask("what does wish return when nothing matches")).unwrap();
+    lap("first search", t);
+    let t = Instant::now();
+    engine.search_docs(&ask("how do I show a list of items")).unwrap();
+    lap("second search", t);
     std::mem::forget(engine);
 }

@@ -60,8 +60,9 @@ pub struct Engine {
     backlinks: Vec<Vec<u32>>,
     /// Section → links (indices) written in it.
     outgoing: Vec<Vec<u32>>,
-    /// Term statistics of every program, for pattern search.
-    pattern_index: pattern_search::PatternIndex,
+    /// Term statistics of every program, built by the first pattern search:
+    /// on labs' patterns they take 28 ms, which no other command needs.
+    pattern_index: std::sync::OnceLock<pattern_search::PatternIndex>,
     /// The symbol table: lowercased API name → (its spelling, the first unit of each defining section).
     symbols: HashMap<String, (String, Vec<u32>)>,
     /// Weights of the hybrid ranking (the defaults unless an ablation sets others).
@@ -105,7 +106,6 @@ impl Engine {
                 backlinks[t as usize].push(i as u32);
             }
         }
-        let pattern_index = pattern_search::PatternIndex::build(&snap.patterns.programs);
         let mut symbols: HashMap<String, (String, Vec<u32>)> = HashMap::new();
         let mut seen_sections = std::collections::HashSet::new();
         for (i, unit) in snap.units.iter().enumerate() {
@@ -125,7 +125,7 @@ impl Engine {
             children,
             backlinks,
             outgoing,
-            pattern_index,
+            pattern_index: std::sync::OnceLock::new(),
             symbols,
             hybrid: Default::default(),
             fuse_clauses: true,
@@ -139,6 +139,11 @@ impl Engine {
     /// Change the hybrid ranking's weights (ablations and tuning; the defaults are documented in docs/ranking.md).
     pub fn set_hybrid_weights(&mut self, weights: HybridWeights) {
         self.hybrid = weights;
+    }
+
+    /// The programs' term statistics, built on first use.
+    pub(crate) fn pattern_index(&self) -> &pattern_search::PatternIndex {
+        self.pattern_index.get_or_init(|| pattern_search::PatternIndex::build(&self.snap.patterns.programs))
     }
 
     pub fn snapshot(&self) -> &Snapshot {

@@ -885,10 +885,11 @@ impl Engine {
             similarity: f32,
             dense: f32,
         }
+        let index = self.pattern_index();
         let semantic = match levers.semantic && !query_terms.is_empty() {
             true => {
                 let models = self.snap.semantic().map_err(QueryError::from_open)?;
-                self.pattern_index.semantic(&models.units, &query_terms)
+                index.semantic(&models.units, &query_terms)
             }
             false => None,
         };
@@ -916,7 +917,7 @@ impl Engine {
             if !tier_passes(p, q.tier.as_deref()) {
                 continue;
             }
-            let (text_score, matched) = self.pattern_index.score(i, &query_terms, levers);
+            let (text_score, matched) = index.score(i, &query_terms, levers);
             let similarity = semantic.as_ref().map_or(0.0, |s| s[i]);
             let dense_cos = dense.as_ref().map_or(0.0, |d| d[i].max(0.0));
             let contract_terms = matched.iter().any(|(f, _)| matches!(f, Field::Result | Field::Argument));

@@ -73,10 +73,10 @@ pub struct Model {
     terms: Vec<String>,
     lookup: HashMap<String, u32>,
     idf: Vec<f32>,
-    /// terms × dim, row-major.
-    projection: Vec<f32>,
-    /// docs × dim, row-major.
-    vectors: Vec<f32>,
+    /// The projection (terms × dim, row-major), then the document vectors
+    /// (docs × dim, row-major): one vector, as stored, so that a reader
+    /// fills it straight from the file.
+    values: Vec<f32>,
 }
 
 /// Sparse rows of a weighted matrix (compressed sparse rows).
@@ -220,7 +220,7 @@ impl Model {
 
         let (n_docs, n_terms) = (docs.len(), terms.len());
         let dim = opts.dim.min(n_docs.saturating_sub(1)).min(n_terms.saturating_sub(1));
-        let mut model = Model { dim: 0, docs: n_docs, terms, lookup, idf, projection: Vec::new(), vectors: vec![] };
+        let mut model = Model { dim: 0, docs: n_docs, terms, lookup, idf, values: Vec::new() };
         if dim == 0 {
             return model;
         }
@@ -263,8 +263,8 @@ impl Model {
             normalize(d);
         }
         model.dim = dim;
-        model.projection = projection;
-        model.vectors = vectors;
+        model.values = projection;
+        model.values.extend_from_slice(&vectors);
         model
     }
 
@@ -305,7 +305,7 @@ impl Model {
         let mut v = vec![0f32; self.dim];
         for (i, tf) in entries {
             let w = (sublinear(tf) * f64::from(self.idf[i as usize])) as f32;
-            for (x, p) in v.iter_mut().zip(&self.projection[i as usize * self.dim..(i as usize + 1) * self.dim]) {
+            for (x, p) in v.iter_mut().zip(&self.projection()[i as usize * self.dim..(i as usize + 1) * self.dim]) {
                 *x += w * p;
             }
         }
@@ -317,66 +317,93 @@ impl Model {
         if self.dim == 0 || query.len() != self.dim {
             return vec![0.0; self.docs];
         }
-        self.vectors.chunks(self.dim).map(|d| d.iter().zip(query).map(|(a, b)| a * b).sum()).collect()
+        self.vectors().chunks(self.dim).map(|d| d.iter().zip(query).map(|(a, b)| a * b).sum()).collect()
     }
 
     /// The stored form: magic, header length, JSON header, then the projection and vectors as LE f32.
     pub fn to_bytes(&self) -> Vec<u8> {
         let header = Header { dim: self.dim, docs: self.docs, terms: self.terms.clone(), idf: self.idf.clone() };
         let header = serde_json::to_vec(&header).expect("a header always serializes");
-        let mut out =
-            Vec::with_capacity(MAGIC.len() + 8 + header.len() + 4 * (self.projection.len() + self.vectors.len()));
+        let mut out = Vec::with_capacity(MAGIC.len() + 8 + header.len() + 4 * self.values.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(header.len() as u64).to_le_bytes());
         out.extend_from_slice(&header);
-        for x in self.projection.iter().chain(&self.vectors) {
+        for x in &self.values {
             out.extend_from_slice(&x.to_le_bytes());
         }
         out
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Model, DecodeError> {
-        let rest = bytes
+        let head = Model::head_len(bytes)?;
+        if bytes.len() < head {
+            return Err(DecodeError(format!(
+                "the header is {} bytes but only {} follow",
+                head - MAGIC.len() - 8,
+                bytes.len() - MAGIC.len() - 8
+            )));
+        }
+        let floats = &bytes[head..];
+        if !floats.len().is_multiple_of(4) {
+            return Err(DecodeError(format!("{} bytes of vectors, not a whole number of values", floats.len())));
+        }
+        let values = floats.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+        Model::from_head_and_values(&bytes[..head], values)
+    }
+
+    /// How many bytes of the stored form come before its values, read from
+    /// its first [`Model::HEAD_PREFIX`] bytes (or all of it, when shorter).
+    pub fn head_len(prefix: &[u8]) -> Result<usize, DecodeError> {
+        let rest = prefix
             .strip_prefix(MAGIC)
             .ok_or_else(|| DecodeError("it does not start with the model's magic line".into()))?;
         if rest.len() < 8 {
             return Err(DecodeError("it ends before the header length".into()));
         }
-        let header_len = u64::from_le_bytes(rest[..8].try_into().expect("8 bytes")) as usize;
-        let rest = &rest[8..];
-        if rest.len() < header_len {
-            return Err(DecodeError(format!("the header is {header_len} bytes but only {} follow", rest.len())));
+        let header_len = u64::from_le_bytes(rest[..8].try_into().expect("8 bytes"));
+        usize::try_from(header_len)
+            .ok()
+            .and_then(|n| n.checked_add(MAGIC.len() + 8))
+            .ok_or_else(|| DecodeError(format!("its header length {header_len} is past what memory holds")))
+    }
+
+    /// Bytes that [`Model::head_len`] needs.
+    pub const HEAD_PREFIX: usize = MAGIC.len() + 8;
+
+    /// The model from the stored form's head (its first [`Model::head_len`]
+    /// bytes) and its values, already read as `f32`s.
+    pub fn from_head_and_values(head: &[u8], values: Vec<f32>) -> Result<Model, DecodeError> {
+        if Model::head_len(head)? != head.len() {
+            return Err(DecodeError("the header is not where its length says".into()));
         }
         let header: Header =
-            serde_json::from_slice(&rest[..header_len]).map_err(|e| DecodeError(format!("the header: {e}")))?;
+            serde_json::from_slice(&head[MAGIC.len() + 8..]).map_err(|e| DecodeError(format!("the header: {e}")))?;
         if header.idf.len() != header.terms.len() {
             return Err(DecodeError(format!("{} terms but {} idf values", header.terms.len(), header.idf.len())));
         }
-        let floats = &rest[header_len..];
-        let want = header.dim.checked_mul(header.terms.len() + header.docs).and_then(|n| n.checked_mul(4));
-        if want != Some(floats.len()) {
+        let want = header.dim.checked_mul(header.terms.len() + header.docs).filter(|n| n.checked_mul(4).is_some());
+        if want != Some(values.len()) {
             return Err(DecodeError(format!(
                 "{} bytes of vectors, expected {} for {} terms and {} documents in {} dimensions",
-                floats.len(),
-                want.map_or("an overflowing count".to_string(), |w| w.to_string()),
+                values.len() * 4,
+                want.map_or("an overflowing count".to_string(), |w| (w * 4).to_string()),
                 header.terms.len(),
                 header.docs,
                 header.dim
             )));
         }
-        let mut values = floats.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")));
-        let projection: Vec<f32> = values.by_ref().take(header.dim * header.terms.len()).collect();
-        let vectors: Vec<f32> = values.collect();
         let lookup = header.terms.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
-        Ok(Model {
-            dim: header.dim,
-            docs: header.docs,
-            terms: header.terms,
-            lookup,
-            idf: header.idf,
-            projection,
-            vectors,
-        })
+        Ok(Model { dim: header.dim, docs: header.docs, terms: header.terms, lookup, idf: header.idf, values })
+    }
+
+    /// terms × dim, row-major.
+    fn projection(&self) -> &[f32] {
+        &self.values[..self.terms.len() * self.dim]
+    }
+
+    /// docs × dim, row-major.
+    fn vectors(&self) -> &[f32] {
+        &self.values[self.terms.len() * self.dim..]
     }
 }
 
