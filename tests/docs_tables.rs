@@ -368,6 +368,18 @@ fn corruption_is_detected_by_digest_without_panics() {
     assert_eq!(again.snapshot_id, report.snapshot_id);
     assert!(!again.unchanged);
     assert!(ws.engine().read("doc:docs/common/conventions/wish.md#result-shape", None, None).is_ok());
+    // A cut table of vectors (read straight into its vectors, not whole) is
+    // corruption too, whether the cut is in its counts or in its values.
+    let passages = snap_dir.join("tables/semantic-passages.bin");
+    let whole = fs::read(&passages).unwrap();
+    for cut in [12, 30, whole.len() - 2, whole.len() - 4] {
+        fs::write(&passages, &whole[..cut]).unwrap();
+        let err = ws.engine().search_docs(&SearchDocs { query: "wish".into(), ..Default::default() }).unwrap_err();
+        assert!(
+            matches!(err, QueryError::Corrupt(_)) && err.to_string().contains("semantic-passages.bin"),
+            "cut at {cut}: {err}"
+        );
+    }
 }
 
 #[test]
