@@ -27,6 +27,19 @@ fn main() {
     let t = Instant::now();
     let engine = fabdex_query::Engine::from_snapshot(snap).unwrap();
     lap("Engine::from_snapshot", t);
+    if !engine.snapshot().patterns.programs.is_empty() {
+        let t = Instant::now();
+        engine.snapshot().semantic().unwrap();
+        lap("semantic models", t);
+        let ask = fabdex_query::PatternQuery { text: "todo list".into(), ..Default::default() };
+        let t = Instant::now();
+        engine.search_patterns(&ask).unwrap();
+        lap("first pattern search", t);
+        let t = Instant::now();
+        engine.search_patterns(&ask).unwrap();
+        lap("second pattern search", t);
+        return;
+    }
     let t = Instant::now();
     engine.snapshot().search().unwrap();
     lap("search index (checked)", t);

