@@ -6,9 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// A problem found while extracting a file that did not stop extraction.
-#[derive(
-    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Diagnostic {
     /// 1-based line.
     pub line: u32,
@@ -38,9 +36,7 @@ pub struct MdExtraction {
 
 /// One section: a heading and its own text up to the next heading of any
 /// level, or the preamble before the first heading (`level` 0, `anchor` "").
-#[derive(
-    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MdSection {
     pub anchor: String,
     /// Rendered heading text (markup removed, escapes applied).
@@ -85,7 +81,7 @@ pub struct MdSection {
 /// of the allocations, and of the time, of decoding the docs table that
 /// every command opens. A code span has no line breaks (CommonMark turns
 /// them into spaces); [`Mentions::push`] does the same to any it is given.
-#[derive(Debug, Clone, Default, PartialEq, Eq, bitcode::Encode, bitcode::Decode)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mentions {
     joined: String,
 }
@@ -149,7 +145,28 @@ impl Serialize for Mentions {
 
 impl<'de> Deserialize<'de> for Mentions {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(Vec::<String>::deserialize(deserializer)?.into_iter().collect())
+        // Appended as read, without `push`'s check for repeats: a stored list has none.
+        struct Joiner;
+        impl<'de> serde::de::Visitor<'de> for Joiner {
+            type Value = Mentions;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array of strings")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Mentions, A::Error> {
+                let mut out = Mentions::default();
+                while let Some(m) = seq.next_element::<std::borrow::Cow<'de, str>>()? {
+                    if m.is_empty() {
+                        continue;
+                    }
+                    if !out.joined.is_empty() {
+                        out.joined.push('\n');
+                    }
+                    out.joined.push_str(&m.replace(['\r', '\n'], " "));
+                }
+                Ok(out)
+            }
+        }
+        deserializer.deserialize_seq(Joiner)
     }
 }
 
@@ -164,18 +181,14 @@ impl schemars::JsonSchema for Mentions {
 }
 
 /// A window of a split section, by byte range in the file.
-#[derive(
-    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Part {
     pub byte_start: u64,
     pub byte_end: u64,
     pub chars: u64,
 }
 
-#[derive(
-    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CodeBlock {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub lang: Option<String>,
@@ -186,19 +199,7 @@ pub struct CodeBlock {
 }
 
 /// How a link was written.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-    bitcode::Encode,
-    bitcode::Decode,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum LinkKind {
     /// `[text](dest)`
@@ -230,9 +231,7 @@ pub struct MdLink {
 }
 
 /// Where a link leads after resolution against the whole snapshot.
-#[derive(
-    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum LinkTarget {
     /// A section of an indexed file.
@@ -253,21 +252,7 @@ pub enum LinkTarget {
 }
 
 /// The kind of a root, from config or inferred from file type.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    PartialOrd,
-    Ord,
-    schemars::JsonSchema,
-    bitcode::Encode,
-    bitcode::Decode,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RootKind {
     Docs,
@@ -316,9 +301,7 @@ pub struct DocFileRow {
 }
 
 /// One section in the docs table.
-#[derive(
-    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SectionRow {
     /// `doc:<root>/<path>#<anchor>`.
     pub address: String,
@@ -333,9 +316,7 @@ pub struct SectionRow {
 }
 
 /// One link in the docs table, resolved.
-#[derive(
-    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, bitcode::Encode, bitcode::Decode,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LinkRow {
     /// Global index of the section it appears in.
     pub from: u32,
