@@ -91,10 +91,6 @@ impl Mentions {
         self.joined.is_empty()
     }
 
-    pub fn len(&self) -> usize {
-        self.iter().count()
-    }
-
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.joined.split('\n').filter(|_| !self.joined.is_empty())
     }
@@ -154,14 +150,21 @@ impl<'de> Deserialize<'de> for Mentions {
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Mentions, A::Error> {
                 let mut out = Mentions::default();
-                while let Some(m) = seq.next_element::<std::borrow::Cow<'de, str>>()? {
+                // Borrowed from the input when it has no escapes: no string per mention.
+                #[derive(Deserialize)]
+                struct Piece<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+                while let Some(Piece(m)) = seq.next_element::<Piece<'de>>()? {
                     if m.is_empty() {
                         continue;
                     }
                     if !out.joined.is_empty() {
                         out.joined.push('\n');
                     }
-                    out.joined.push_str(&m.replace(['\r', '\n'], " "));
+                    if m.contains(['\r', '\n']) {
+                        out.joined.push_str(&m.replace(['\r', '\n'], " "));
+                    } else {
+                        out.joined.push_str(&m);
+                    }
                 }
                 Ok(out)
             }
@@ -379,4 +382,22 @@ pub fn symbol_name(text: &str) -> Option<String> {
         || base.contains(['_', '.', '$'])
         || (base.len() > 1 && base.chars().all(|c| c.is_ascii_uppercase() || c == '_'));
     (ident && shaped).then(|| base.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Mentions;
+
+    #[test]
+    fn mentions_read_from_json_escaped_or_not_and_write_back_the_same_array() {
+        let m: Mentions = serde_json::from_str(r#"["wish()", "a \"b\"", "x\ny", "", "c"]"#).unwrap();
+        assert_eq!(m.joined(), "wish()\na \"b\"\nx y\nc");
+        assert_eq!(m, ["wish()", "a \"b\"", "x y", "c"]);
+        assert_eq!(serde_json::to_string(&m).unwrap(), r#"["wish()","a \"b\"","x y","c"]"#);
+        let mut pushed = Mentions::default();
+        for s in ["wish()", "a \"b\"", "x\ny", "", "c", "wish()"] {
+            pushed.push(s);
+        }
+        assert_eq!(pushed, m, "push gives what reading the stored array gives");
+    }
 }
