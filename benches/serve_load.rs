@@ -8,10 +8,9 @@
 
 mod common;
 
-use common::Conn;
-use std::io::{BufRead, BufReader};
+use common::{Conn, spawn_http_server};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn rss_kb(pid: u32) -> u64 {
@@ -38,14 +37,15 @@ fn main() {
         .output()
         .unwrap();
     assert!(ok.status.success());
-    let mut server = Command::new(&bin)
-        .args(["--index", index.to_str().unwrap(), "serve", "--http", "127.0.0.1:0", "--max-concurrency", "64"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let addr = line.trim().trim_start_matches("listening on http://").to_string();
+    let (mut server, addr) = spawn_http_server(Command::new(&bin).args([
+        "--index",
+        index.to_str().unwrap(),
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--max-concurrency",
+        "64",
+    ]));
     let pid = server.id();
     let rss_start = rss_kb(pid);
 

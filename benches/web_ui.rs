@@ -13,10 +13,9 @@
 
 mod common;
 
-use common::{Conn, percentile};
-use std::io::{BufRead, BufReader};
+use common::{Conn, percentile, spawn_http_server};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The budget every page must meet.
@@ -169,15 +168,11 @@ fn main() {
     } else {
         build_index(&bin, &config, &index, &docs, &patterns);
     }
-    let mut server = Command::new(&bin)
-        .args(["--index", index.to_str().unwrap(), "serve", "--http", "127.0.0.1:0"])
-        .env_remove("FABDEX_SERVE_TOKEN")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let addr = line.trim().trim_start_matches("listening on http://").to_string();
+    let (mut server, addr) = spawn_http_server(
+        Command::new(&bin)
+            .args(["--index", index.to_str().unwrap(), "serve", "--http", "127.0.0.1:0"])
+            .env_remove("FABDEX_SERVE_TOKEN"),
+    );
     let embedded = has_file(&index, "embeddings.bin");
     println!(
         "sentence embeddings in the index: {}",

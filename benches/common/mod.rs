@@ -106,3 +106,14 @@ impl Conn {
         }
     }
 }
+
+/// Start `cmd` (a `fabdex … serve --http 127.0.0.1:0` command) and return
+/// the server and the `host:port` from the line it prints when it listens.
+pub fn spawn_http_server(cmd: &mut Command) -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    let mut server = cmd.stdout(Stdio::piped()).spawn().expect("the server starts");
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().expect("piped stdout")).read_line(&mut line).expect("the listening line");
+    let addr = line.trim().trim_start_matches("listening on http://").to_string();
+    (server, addr)
+}
