@@ -31,7 +31,7 @@ fn every_hit_reopens_to_its_digest_and_next_reassembles_the_source() {
             assert_eq!(a.total, hit.chars);
             // Reassembling by `next` gives exactly the source bytes of the unit.
             let whole = read_all(&engine, &hit.address, 777);
-            let unit = snap.units.iter().find(|u| u.address == hit.address).unwrap();
+            let unit = snap.units().iter().find(|u| u.address == hit.address).unwrap();
             let row = &snap.docs.sections[unit.section as usize];
             let file = &snap.docs.files[row.file as usize];
             let source = fs::read_to_string(ws.path(&format!("{}/{}", file.root, file.path))).unwrap();
@@ -326,13 +326,13 @@ fn corruption_is_detected_by_digest_without_panics() {
     assert!(engine.read("doc:docs/FAQ.md", None, None).is_ok());
     drop(engine);
     // A corrupted table: opening fails with a clear error.
-    let table = snap_dir.join("tables/docs.json");
+    let table = snap_dir.join("tables/docs.rows");
     let mut bytes = fs::read(&table).unwrap();
     bytes[10] ^= 1;
     fs::write(&table, bytes).unwrap();
     let err = Engine::open_index(&ws.index_dir()).err().unwrap();
     assert!(matches!(err, QueryError::Corrupt(_)), "{err}");
-    assert!(err.to_string().contains("tables/docs.json"), "{err}");
+    assert!(err.to_string().contains("tables/docs.rows"), "{err}");
     // A missing table is corruption too; a snapshot of another search version is stale.
     fs::remove_file(&table).unwrap();
     assert!(matches!(Engine::open_index(&ws.index_dir()).err().unwrap(), QueryError::Corrupt(_)));
@@ -417,7 +417,7 @@ fn a_failed_build_leaves_the_published_snapshot_usable() {
     // An interrupted build leaves a partial staging directory behind.
     let stale = ws.index_dir().join("staging/build-999-1");
     fs::create_dir_all(stale.join("tables")).unwrap();
-    fs::write(stale.join("tables/docs.json"), "{").unwrap();
+    fs::write(stale.join("tables/docs.rows"), "{").unwrap();
     // A build that fails (invalid glob) publishes nothing.
     let mut config = ws.config();
     config.roots[0].exclude = vec!["[".into()];

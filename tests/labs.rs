@@ -84,7 +84,7 @@ fn every_dev_question_hit_reopens_and_reassembles() {
             assert_eq!(a.digest, engine.read(&hit.address, None, Some(32_000)).unwrap().digest);
             let whole = read_all(&engine, &hit.address, 4_000);
             let snap = engine.snapshot();
-            let unit = snap.units.iter().find(|u| u.address == hit.address).unwrap();
+            let unit = snap.units().iter().find(|u| u.address == hit.address).unwrap();
             let file = &snap.docs.files[snap.docs.sections[unit.section as usize].file as usize];
             let source = std::fs::read(labs.join(&file.path)).unwrap();
             assert_eq!(whole.as_bytes(), &source[unit.byte_start as usize..unit.byte_end as usize], "{}", hit.address);
@@ -105,7 +105,7 @@ fn at_least_99_percent_of_live_anchor_links_resolve_to_a_section() {
     let docs = &engine.snapshot().docs;
     let mut total = 0;
     let mut unresolved = Vec::new();
-    for link in &docs.links {
+    for link in docs.links.iter() {
         let file = &docs.files[docs.sections[link.from as usize].file as usize];
         let in_repo_anchor = matches!(link.kind, LinkKind::Inline | LinkKind::Reference)
             && link.dest.contains('#')

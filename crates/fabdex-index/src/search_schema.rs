@@ -1,7 +1,9 @@
 //! The tantivy schema and text analysis shared by the build (which writes the
 //! search index) and the query layer (which searches it), so both tokenize alike.
 
-use fabdex_model::records::{CodeBlock, DocsTable, RootKind};
+use fabdex_model::records::{CodeBlock, RootKind};
+
+use crate::docs_table::DocRows;
 use std::collections::HashMap;
 use tantivy::Index;
 
@@ -133,9 +135,9 @@ pub fn prose_and_code(file_text: &str, code_blocks: &[CodeBlock], start: u64, en
 
 impl UnitText {
     /// The fields of `unit`; `file_text` is the whole file its section is in.
-    pub fn new(file_text: &str, docs: &DocsTable, unit: &Unit) -> UnitText {
-        let row = &docs.sections[unit.section as usize];
-        let file = &docs.files[row.file as usize];
+    pub fn new(file_text: &str, docs: &impl DocRows, unit: &Unit) -> UnitText {
+        let row = docs.section_row(unit.section);
+        let file = docs.file_row(row.file);
         let (body, code) = prose_and_code(file_text, &row.section.code_blocks, unit.byte_start, unit.byte_end);
         let path = &row.section.heading_path;
         let mut context: Vec<&str> = path.iter().take(path.len().saturating_sub(1)).map(String::as_str).collect();
@@ -144,7 +146,7 @@ impl UnitText {
         // The parent's own prose: an introduction often says in plain words
         // what its subsections then detail under terse headings.
         let parent = row.parent_row.map_or(String::new(), |p| {
-            let p = &docs.sections[p as usize].section;
+            let p = &docs.section_row(p).section;
             let (prose, _) = prose_and_code(file_text, &p.code_blocks, p.byte_start, p.byte_end);
             prose.chars().take(PARENT_CHARS).collect()
         });

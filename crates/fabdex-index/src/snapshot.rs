@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use fabdex_model::digest::digest_bytes;
-use fabdex_model::records::{DocsTable, RootKind};
+use fabdex_model::records::RootKind;
+
+use crate::docs_table::{DocRows, Docs};
 use fabdex_model::ts::PatternsTable;
 use serde::{Deserialize, Serialize};
 
@@ -22,7 +24,7 @@ use crate::semantic::SemanticModels;
 pub struct CorruptSnapshot(pub String);
 
 /// Version of the snapshot layout and tables; a reader refuses other versions.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Version of the search-index fields and analysis; part of the snapshot id,
 /// and a reader refuses a snapshot built with another.
@@ -162,9 +164,10 @@ pub struct Unit {
 }
 
 /// The units of a docs table, in order: one per section, or one per part.
-pub fn units_of(docs: &DocsTable) -> Vec<Unit> {
-    let mut units = Vec::with_capacity(docs.sections.len());
-    for (i, row) in docs.sections.iter().enumerate() {
+pub fn units_of(docs: &impl DocRows) -> Vec<Unit> {
+    let mut units = Vec::with_capacity(docs.section_count());
+    for i in 0..docs.section_count() {
+        let row = docs.section_row(i as u32);
         let s = &row.section;
         if s.parts.is_empty() {
             units.push(Unit {
@@ -203,9 +206,10 @@ pub fn units_of(docs: &DocsTable) -> Vec<Unit> {
 pub struct Snapshot {
     pub dir: PathBuf,
     pub manifest: Manifest,
-    pub docs: DocsTable,
+    pub docs: Docs,
     pub patterns: PatternsTable,
-    pub units: Vec<Unit>,
+    /// The search units, listed on first use (every section row decoded).
+    units: std::sync::OnceLock<Vec<Unit>>,
     pub blobs: BlobStore,
     search: std::sync::OnceLock<Lazy<tantivy::Index>>,
     semantic: std::sync::OnceLock<Lazy<SemanticModels>>,
@@ -268,14 +272,13 @@ impl Snapshot {
                 serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", path.display()))?
             }
         };
-        let units = units_of(&docs);
         Ok(Snapshot {
             dir: dir.to_path_buf(),
             blobs: BlobStore::new(dir.join("blobs")),
             manifest,
             docs,
             patterns,
-            units,
+            units: Default::default(),
             search: Default::default(),
             semantic: Default::default(),
             embeddings: Default::default(),
@@ -287,6 +290,20 @@ impl Snapshot {
         &self.manifest.snapshot_id
     }
 
+    /// The search units in table order, listed on first use: it decodes
+    /// every section row (in parallel), which only searches need.
+    pub fn units(&self) -> &[Unit] {
+        if let Some(units) = self.units.get() {
+            return units;
+        }
+        // Decoded before the cell is taken, never inside it: a rayon worker
+        // that waits for the decoding may run another search's first use of
+        // the cell meanwhile, and block on the cell it is filling. A row that
+        // does not decode panics, naming it, in the listing below.
+        let _ = self.docs.decode_all();
+        self.units.get_or_init(|| units_of(&self.docs))
+    }
+
     /// The tantivy index, its files checked against the manifest on first use.
     pub fn search(&self) -> Result<&tantivy::Index> {
         lazy(&self.search, || open_search(&self.dir, &self.manifest))
@@ -294,12 +311,12 @@ impl Snapshot {
 
     /// The corpus-learned semantic models, checked on first use.
     pub fn semantic(&self) -> Result<&SemanticModels> {
-        lazy(&self.semantic, || open_semantic(&self.dir, &self.manifest, self.units.len(), self.docs.files.len()))
+        lazy(&self.semantic, || open_semantic(&self.dir, &self.manifest, self.docs.unit_count(), self.docs.files.len()))
     }
 
     /// Sentence embeddings of the units, when the index was built with a model.
     pub fn embeddings(&self) -> Result<Option<&crate::embeddings::UnitEmbeddings>> {
-        let units = self.units.len();
+        let units = self.docs.unit_count();
         lazy(&self.embeddings, || read_embeddings(&self.dir, &self.manifest, crate::embeddings::TABLE, units, "units"))
             .map(Option::as_ref)
     }
@@ -325,6 +342,12 @@ impl Snapshot {
     /// Check every part against the manifest now: the lazily opened ones
     /// and every file's blob. What `fabdex verify` runs.
     pub fn verify(&self) -> Result<Verified> {
+        self.docs.decode_all().map_err(|e| {
+            CorruptSnapshot(format!(
+                "snapshot is corrupted: `{}`: {e}; re-run `fabdex index`",
+                self.dir.join(crate::docs_table::PATH).display()
+            ))
+        })?;
         self.search()?;
         self.semantic()?;
         self.embeddings()?;
@@ -494,10 +517,10 @@ fn read_decoded<T, E: std::fmt::Display>(
     dir: &Path,
     manifest: &Manifest,
     name: &str,
-    decode: impl FnOnce(&[u8]) -> std::result::Result<T, E>,
+    decode: impl FnOnce(Vec<u8>) -> std::result::Result<T, E>,
 ) -> Result<T> {
     let bytes = read_table(dir, manifest, name)?;
-    decode(&bytes).map_err(|e| {
+    decode(bytes).map_err(|e| {
         CorruptSnapshot(format!("snapshot is corrupted: `{}`: {e}; re-run `fabdex index`", dir.join(name).display()))
             .into()
     })

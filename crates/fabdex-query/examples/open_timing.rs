@@ -19,8 +19,11 @@ fn main() {
     let _ = fabdex_model::digest::digest_bytes(&bytes);
     lap("digest docs table", t);
     let t = Instant::now();
-    let _ = fabdex_index::docs_table::decode(&bytes).unwrap();
-    lap("decode docs table", t);
+    let docs = fabdex_index::docs_table::decode(bytes).unwrap();
+    lap("open docs table", t);
+    let t = Instant::now();
+    docs.decode_all().unwrap();
+    lap("decode every row", t);
     let t = Instant::now();
     let snap = fabdex_index::Snapshot::open(&dir).unwrap();
     lap("Snapshot::open (all)", t);

@@ -63,8 +63,10 @@ pub struct Engine {
     /// Term statistics of every program, built by the first pattern search:
     /// on labs' patterns they take 28 ms, which no other command needs.
     pattern_index: std::sync::OnceLock<pattern_search::PatternIndex>,
-    /// The symbol table: lowercased API name → (its spelling, the first unit of each defining section).
-    symbols: HashMap<String, (String, Vec<u32>)>,
+    /// The symbol table: lowercased API name → (its spelling, the first
+    /// unit of each defining section), built by the first search (it reads
+    /// every section row, which the reads never need).
+    symbols: std::sync::OnceLock<HashMap<String, (String, Vec<u32>)>>,
     /// Weights of the hybrid ranking (the defaults unless an ablation sets others).
     hybrid: search::HybridWeights,
     /// Whether a question of several clauses is ranked clause by clause and
@@ -88,33 +90,23 @@ impl Engine {
     }
 
     pub fn from_snapshot(snap: Snapshot) -> Result<Engine, QueryError> {
-        let n = snap.docs.sections.len();
-        let sections = snap.docs.sections.iter().enumerate().map(|(i, s)| (s.address.clone(), i as u32)).collect();
-        let files =
-            snap.docs.files.iter().enumerate().map(|(i, f)| (format!("{}/{}", f.root, f.path), i as u32)).collect();
+        let docs = &snap.docs;
+        let n = docs.sections.len();
+        let sections = (0..n as u32).map(|i| (docs.section_address(i).to_string(), i)).collect();
+        let files = docs.files.iter().enumerate().map(|(i, f)| (format!("{}/{}", f.root, f.path), i as u32)).collect();
         let mut children = vec![Vec::new(); n];
-        for (i, s) in snap.docs.sections.iter().enumerate() {
-            if let Some(p) = s.parent_row {
-                children[p as usize].push(i as u32);
+        for i in 0..n as u32 {
+            if let Some(p) = docs.section_parent(i) {
+                children[p as usize].push(i);
             }
         }
         let mut backlinks = vec![Vec::new(); n];
         let mut outgoing = vec![Vec::new(); n];
-        for (i, l) in snap.docs.links.iter().enumerate() {
-            outgoing[l.from as usize].push(i as u32);
-            if let Some(t) = l.to_section {
-                backlinks[t as usize].push(i as u32);
-            }
-        }
-        let mut symbols: HashMap<String, (String, Vec<u32>)> = HashMap::new();
-        let mut seen_sections = std::collections::HashSet::new();
-        for (i, unit) in snap.units.iter().enumerate() {
-            if !seen_sections.insert(unit.section) {
-                continue;
-            }
-            for name in &snap.docs.sections[unit.section as usize].section.defines {
-                let entry = symbols.entry(name.to_lowercase()).or_insert_with(|| (name.clone(), Vec::new()));
-                entry.1.push(i as u32);
+        for i in 0..docs.links.len() as u32 {
+            let (from, to) = docs.link_ends(i);
+            outgoing[from as usize].push(i);
+            if let Some(t) = to {
+                backlinks[t as usize].push(i);
             }
         }
         Ok(Engine {
@@ -126,7 +118,7 @@ impl Engine {
             backlinks,
             outgoing,
             pattern_index: std::sync::OnceLock::new(),
-            symbols,
+            symbols: std::sync::OnceLock::new(),
             hybrid: Default::default(),
             fuse_clauses: true,
             embedding_dir: None,
@@ -143,7 +135,38 @@ impl Engine {
 
     /// The programs' term statistics, built on first use.
     pub(crate) fn pattern_index(&self) -> &pattern_search::PatternIndex {
-        self.pattern_index.get_or_init(|| pattern_search::PatternIndex::build(&self.snap.patterns.programs))
+        if let Some(index) = self.pattern_index.get() {
+            return index;
+        }
+        // Built (over the rayon pool) outside the cell, for the reason
+        // `Snapshot::units` gives; two first searches at once may both build
+        // it, and the first to finish fills the cell.
+        let built = pattern_search::PatternIndex::build(&self.snap.patterns.programs);
+        self.pattern_index.get_or_init(|| built)
+    }
+
+    /// The symbol table, built on first use.
+    pub(crate) fn symbols(&self) -> &HashMap<String, (String, Vec<u32>)> {
+        if let Some(symbols) = self.symbols.get() {
+            return symbols;
+        }
+        // The units (a parallel decode) are listed before the cell is taken,
+        // for the reason `Snapshot::units` gives.
+        let units = self.snap.units();
+        self.symbols.get_or_init(|| {
+            let mut symbols: HashMap<String, (String, Vec<u32>)> = HashMap::new();
+            let mut seen_sections = std::collections::HashSet::new();
+            for (i, unit) in units.iter().enumerate() {
+                if !seen_sections.insert(unit.section) {
+                    continue;
+                }
+                for name in &self.snap.docs.sections[unit.section as usize].section.defines {
+                    let entry = symbols.entry(name.to_lowercase()).or_insert_with(|| (name.clone(), Vec::new()));
+                    entry.1.push(i as u32);
+                }
+            }
+            symbols
+        })
     }
 
     pub fn snapshot(&self) -> &Snapshot {

@@ -106,8 +106,7 @@ impl Engine {
         let mut total = 0usize;
         for &fi in &files {
             let f = &self.snap.docs.files[fi as usize];
-            let first = f.first_section as usize;
-            for s in &self.snap.docs.sections[first..first + f.section_count as usize] {
+            for s in self.snap.docs.sections.range(f.first_section, f.section_count) {
                 total += 1;
                 if rows.len() < Limits::OUTLINE_MAX_ROWS {
                     rows.push(OutlineRow {

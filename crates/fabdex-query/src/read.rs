@@ -104,9 +104,11 @@ impl Engine {
         };
         let base = format!("doc:{}/{}#{anchor}", doc.root, doc.path);
         let Some(&section) = self.sections.get(&base) else {
-            let first = file_row.first_section as usize;
-            let anchors: Vec<&str> = self.snap.docs.sections[first..first + file_row.section_count as usize]
-                .iter()
+            let anchors: Vec<&str> = self
+                .snap
+                .docs
+                .sections
+                .range(file_row.first_section, file_row.section_count)
                 .map(|s| s.section.anchor.as_str())
                 .collect();
             let what = if anchor.is_empty() {

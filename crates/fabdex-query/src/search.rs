@@ -245,6 +245,24 @@ fn regex_escape(s: &str) -> String {
 }
 
 impl Engine {
+    /// What a first search opens, on both cores at once: the rows (decoded
+    /// in parallel) and the symbol table on one side, the search index and
+    /// the semantic models (read and hashed) on the other. Errors are left
+    /// for the ranking to meet and report where it uses each part.
+    fn open_for_search(&self, mode: RetrievalMode) {
+        rayon::join(
+            || {
+                self.symbols();
+            },
+            || {
+                let _ = self.search_index();
+                if mode != RetrievalMode::Bm25 {
+                    let _ = self.snap.semantic();
+                }
+            },
+        );
+    }
+
     pub fn search_docs(&self, req: &SearchDocs) -> Result<SearchResult, QueryError> {
         let query = req.query.trim();
         if query.is_empty() {
@@ -268,13 +286,14 @@ impl Engine {
         }
 
         let mode = req.mode.unwrap_or_default();
+        self.open_for_search(mode);
         let symbols = self.query_symbols(query, &terms);
         let Ranking { ranked, matched, embedded_query, clauses } =
             self.rank(query, &terms, &symbols, req.path_prefix.as_deref(), req.include_history, limit, mode)?;
         let mut file_texts: HashMap<u32, String> = HashMap::new();
         let mut hits = Vec::with_capacity(ranked.len());
         for (score, unit_index, parts) in ranked {
-            let unit = &self.snap.units[unit_index as usize];
+            let unit = &self.snap.units()[unit_index as usize];
             let row = &self.snap.docs.sections[unit.section as usize];
             let file_row = &self.snap.docs.files[row.file as usize];
             let text = match file_texts.entry(row.file) {
@@ -525,7 +544,7 @@ impl Engine {
             None => (None, None),
         };
         let (lexical, unit_sims, file_sims) = others?;
-        let mut lex = vec![0f32; self.snap.units.len()];
+        let mut lex = vec![0f32; self.snap.units().len()];
         for (raw, unit) in &lexical {
             lex[*unit as usize] = *raw;
         }
@@ -534,10 +553,10 @@ impl Engine {
             Some(_) => (self.hybrid.symbol * DENSE_SYMBOL_SCALE, self.hybrid.lexical * DENSE_LEXICAL_SCALE),
             None => (self.hybrid.symbol, self.hybrid.lexical),
         };
-        let mut bonus = vec![0f32; self.snap.units.len()];
+        let mut bonus = vec![0f32; self.snap.units().len()];
         for (name, units) in symbols {
             for &u in units {
-                let section = &self.snap.docs.sections[self.snap.units[u as usize].section as usize].section;
+                let section = &self.snap.docs.sections[self.snap.units()[u as usize].section as usize].section;
                 let defined = section.defines.len().max(1) as f32;
                 // A heading that is the name itself (`# Writable<>`) defines it;
                 // one that only contains it (`Writable<T[]> vs …`) half as much.
@@ -547,7 +566,7 @@ impl Engine {
         }
         let semantic_scale = (terms.len() as f32 / SEMANTIC_FULL_AT_TERMS as f32).min(1.0);
         let mut ranked: Vec<RankedUnit> = Vec::new();
-        for (i, unit) in self.snap.units.iter().enumerate() {
+        for (i, unit) in self.snap.units().iter().enumerate() {
             let row = &self.snap.docs.sections[unit.section as usize];
             let file = &self.snap.docs.files[row.file as usize];
             if file.historical && !include_history {
@@ -718,7 +737,7 @@ impl Engine {
     }
 
     fn unit_historical(&self, unit: u32) -> bool {
-        let row = &self.snap.docs.sections[self.snap.units[unit as usize].section as usize];
+        let row = &self.snap.docs.sections[self.snap.units()[unit as usize].section as usize];
         self.snap.docs.files[row.file as usize].historical
     }
 
@@ -791,7 +810,7 @@ impl Engine {
                 ),
             };
             let unit = col.get_val(addr.doc_id);
-            if unit as usize >= self.snap.units.len() {
+            if unit as usize >= self.snap.units().len() {
                 return Err(QueryError::Corrupt(format!("search index names unit {unit}, which the tables lack")));
             }
             // Undo the ranking-time demotion: callers get the raw score and demote themselves.
@@ -808,7 +827,7 @@ impl Engine {
         let searcher = self.search_index()?.0.searcher();
         let found =
             searcher.search(query, &UnitScores).map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
-        if let Some(&(_, unit)) = found.iter().find(|(_, unit)| *unit as usize >= self.snap.units.len()) {
+        if let Some(&(_, unit)) = found.iter().find(|(_, unit)| *unit as usize >= self.snap.units().len()) {
             return Err(QueryError::Corrupt(format!("search index names unit {unit}, which the tables lack")));
         }
         Ok(found)
@@ -823,7 +842,7 @@ impl Engine {
         // A search index that does not open fails the search that asked.
         let Ok((reader, fields)) = self.search_index() else { return Vec::new() };
         let searcher = reader.searcher();
-        let units = self.snap.units.len().max(1) as f64;
+        let units = self.snap.units().len().max(1) as f64;
         let mut out: Vec<(String, Vec<u32>)> = Vec::new();
         let chars: Vec<char> = query.chars().collect();
         let mut i = 0;
@@ -838,7 +857,7 @@ impl Engine {
             }
             let word: String = chars[start..i].iter().collect();
             let key = word.to_lowercase();
-            let Some(defining) = self.symbols.get(&key) else { continue };
+            let Some(defining) = self.symbols().get(&key) else { continue };
             if out.iter().any(|(n, _)| n.to_lowercase() == key) {
                 continue;
             }
@@ -881,7 +900,7 @@ impl Engine {
         }
         let symbols = self.query_symbols(query, &terms);
         let ranked = self.rank(query, &terms, &symbols, None, include_history, depth, mode)?.ranked;
-        Ok(ranked.into_iter().map(|(_, u, _)| self.snap.units[u as usize].address.clone()).collect())
+        Ok(ranked.into_iter().map(|(_, u, _)| self.snap.units()[u as usize].address.clone()).collect())
     }
 }
 
