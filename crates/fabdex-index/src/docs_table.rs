@@ -1,32 +1,37 @@
 //! The docs table on disk (`tables/docs.rows`, format 4), laid out so that
 //! opening it parses almost nothing: every command reads this table, and on
-//! labs it is 8 MB of rows, which took 30 ms to parse whole as one JSON
+//! labs it is 9 MB of rows, which took 30 ms to parse whole as one JSON
 //! document (format 3) when an `open` needs one row.
 //!
 //! The file holds the file rows as one JSON array (670 on labs, parsed on
-//! open), then, per section, the row numbers it points at (its file, its
-//! parent, its unit count) and its address, then per link the sections it
-//! joins. These columns are all the navigation maps need, and they are
-//! checked when the table is opened, so a row number a reader indexes with
-//! is always in range. Each section and link row follows as its own JSON
-//! object, decoded when first used ([`Rows`]); its row numbers are taken
-//! from the checked columns.
+//! open), then columns: per section the rows it points at (its file, its
+//! parent), its address and the symbols it defines; per search unit its
+//! section, part and byte range; per link the sections it joins. The
+//! columns are all that the navigation maps, the symbol table and the
+//! ranking of every unit need, and they are checked when the table is
+//! opened, so a row number a reader indexes with is always in range. Each
+//! section and link row follows as its own JSON object, decoded when first
+//! used ([`Rows`]): an `open` decodes one, a search the rows of its hits.
+//! A decoded row's row numbers are taken from the checked columns.
 //!
 //! A binary layout of the whole table (bitcode) was tried at stop 32 and
 //! withdrawn: its decoder read past the end of small strings under
 //! AddressSanitizer in the `kit` and `tool_call` fuzz targets. This layout
 //! is read with safe slicing and `serde_json` only.
 //!
-//! Layout (integers little-endian):
+//! Layout (integers little-endian; "pieces" are `count × u32` ends, then
+//! `u64 n` and `n` bytes holding the pieces back to back):
 //!
 //! ```text
 //! "FDXROWS1"
-//! u64 n, then n bytes: the file rows, a JSON array
-//! u32 S (sections), then S × (u32 file, u32 parent or 0xFFFF_FFFF, u32 units)
-//! S × u32 end of each address, u64 n, n bytes: the addresses, back to back
-//! S × u32 end of each row, u64 n, n bytes: the section rows, JSON objects back to back
-//! u32 L (links), then L × (u32 from, u32 to section or 0xFFFF_FFFF)
-//! L × u32 end of each row, u64 n, n bytes: the link rows, likewise
+//! u64 n, n bytes        the file rows: one JSON array of DocFileRow
+//! u32 S                 sections; then S × (u32 file, u32 parent or 0xFFFF_FFFF)
+//! S pieces              each section's address (UTF-8)
+//! S pieces              the symbols each section defines, newline-joined (UTF-8)
+//! S pieces              each section's row: a JSON SectionRow
+//! u32 U                 units; then U × (u32 section, u32 part or 0, u64 byte_start, u64 byte_end, u64 chars)
+//! u32 L                 links; then L × (u32 from, u32 to section or 0xFFFF_FFFF)
+//! L pieces              each link's row: a JSON LinkRow
 //! ```
 
 use std::ops::Index;
@@ -45,12 +50,53 @@ const MAGIC: &[u8; 8] = b"FDXROWS1";
 /// "No row" in a column of optional row numbers.
 const NONE: u32 = u32::MAX;
 
+/// A search unit: a whole section, or one part of a split section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    pub section: u32,
+    /// 1-based part number for split sections.
+    pub part: Option<u32>,
+    pub address: String,
+    pub byte_start: u64,
+    pub byte_end: u64,
+    pub chars: u64,
+}
+
+/// The units of a docs table, in order: one per section, or one per part.
+pub fn units_of(docs: &DocsTable) -> Vec<Unit> {
+    let mut units = Vec::with_capacity(docs.sections.len());
+    for (i, row) in docs.sections.iter().enumerate() {
+        let s = &row.section;
+        if s.parts.is_empty() {
+            units.push(Unit {
+                section: i as u32,
+                part: None,
+                address: row.address.clone(),
+                byte_start: s.byte_start,
+                byte_end: s.byte_end,
+                chars: s.chars,
+            });
+        } else {
+            for (n, p) in s.parts.iter().enumerate() {
+                units.push(Unit {
+                    section: i as u32,
+                    part: Some(n as u32 + 1),
+                    address: format!("{}~{}", row.address, n + 1),
+                    byte_start: p.byte_start,
+                    byte_end: p.byte_end,
+                    chars: p.chars,
+                });
+            }
+        }
+    }
+    units
+}
+
 /// Row access shared by the table a build holds ([`DocsTable`]) and the
 /// table a snapshot opens ([`Docs`]), for code that serves both.
 pub trait DocRows {
     fn file_row(&self, file: u32) -> &DocFileRow;
     fn section_row(&self, section: u32) -> &SectionRow;
-    fn section_count(&self) -> usize;
 }
 
 impl DocRows for DocsTable {
@@ -59,9 +105,6 @@ impl DocRows for DocsTable {
     }
     fn section_row(&self, section: u32) -> &SectionRow {
         &self.sections[section as usize]
-    }
-    fn section_count(&self) -> usize {
-        self.sections.len()
     }
 }
 
@@ -72,29 +115,38 @@ impl DocRows for Docs {
     fn section_row(&self, section: u32) -> &SectionRow {
         &self.sections[section as usize]
     }
-    fn section_count(&self) -> usize {
-        self.sections.len()
-    }
 }
 
-/// The docs table as a snapshot opens it: file rows parsed, the columns of
-/// row numbers checked, section and link rows decoded on first use.
+/// The docs table as a snapshot opens it: file rows parsed, the columns
+/// checked, section and link rows decoded on first use.
 pub struct Docs {
     pub files: Vec<DocFileRow>,
     pub sections: Rows<SectionRow>,
     pub links: Rows<LinkRow>,
-    /// Units of each section (1, or its number of parts).
-    section_units: Vec<u32>,
-    addresses: String,
-    address_ends: Vec<u32>,
+    addresses: Strings,
+    defines: Strings,
+    units: Vec<UnitColumns>,
+}
+
+/// One search unit as its column holds it.
+#[derive(Debug, Clone, Copy)]
+struct UnitColumns {
+    section: u32,
+    part: u32,
+    byte_start: u64,
+    byte_end: u64,
+    chars: u64,
 }
 
 impl Docs {
     /// `doc:<root>/<path>#<anchor>` of a section, without decoding its row.
     pub fn section_address(&self, section: u32) -> &str {
-        let i = section as usize;
-        let start = if i == 0 { 0 } else { self.address_ends[i - 1] as usize };
-        &self.addresses[start..self.address_ends[i] as usize]
+        self.addresses.get(section as usize)
+    }
+
+    /// The symbols a section defines (its row's `defines`), without decoding its row.
+    pub fn section_defines(&self, section: u32) -> impl Iterator<Item = &str> {
+        self.defines.get(section as usize).split('\n').filter(|d| !d.is_empty())
     }
 
     /// The file a section is in, without decoding its row.
@@ -113,13 +165,30 @@ impl Docs {
         (from, some(to))
     }
 
-    /// Search units of the whole table (a section, or each of its parts).
+    /// How many search units the table has (a section, or each of its parts).
     pub fn unit_count(&self) -> usize {
-        self.section_units.iter().map(|&u| u as usize).sum()
+        self.units.len()
     }
 
-    /// Decode every row now, in parallel: what `fabdex verify` checks, and
-    /// what a command that reads every row does first.
+    /// The search units, in order, from the columns alone.
+    pub fn units(&self) -> Vec<Unit> {
+        self.units
+            .iter()
+            .map(|u| {
+                let address = self.section_address(u.section);
+                Unit {
+                    section: u.section,
+                    part: (u.part > 0).then_some(u.part),
+                    address: if u.part > 0 { format!("{address}~{}", u.part) } else { address.to_string() },
+                    byte_start: u.byte_start,
+                    byte_end: u.byte_end,
+                    chars: u.chars,
+                }
+            })
+            .collect()
+    }
+
+    /// Decode every row now, in parallel: what `fabdex verify` checks.
     pub fn decode_all(&self) -> Result<(), String> {
         self.sections.decode_all()?;
         self.links.decode_all()
@@ -138,6 +207,19 @@ impl std::fmt::Debug for Docs {
 
 fn some(row: u32) -> Option<u32> {
     (row != NONE).then_some(row)
+}
+
+/// A column of strings: one text, and where each ends in it.
+struct Strings {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl Strings {
+    fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
 }
 
 /// A row type whose row numbers come from the table's checked columns.
@@ -178,7 +260,7 @@ pub struct Rows<T> {
 }
 
 impl<T: Row> Rows<T> {
-    fn new(bytes: &Arc<Vec<u8>>, start: usize, ends: Vec<u32>, refs: Vec<[u32; 2]>) -> Rows<T> {
+    fn new(bytes: &Arc<Vec<u8>>, (start, ends): (usize, Vec<u32>), refs: Vec<[u32; 2]>) -> Rows<T> {
         let cells = (0..ends.len()).map(|_| OnceLock::new()).collect();
         Rows { bytes: Arc::clone(bytes), start, ends, refs, cells }
     }
@@ -237,10 +319,19 @@ pub fn encode(docs: &DocsTable) -> Vec<u8> {
     for s in &docs.sections {
         put_u32(&mut out, s.file);
         put_u32(&mut out, s.parent_row.unwrap_or(NONE));
-        put_u32(&mut out, count(s.section.parts.len().max(1)));
     }
     put_pieces(&mut out, docs.sections.iter().map(|s| s.address.as_bytes().to_vec()));
+    put_pieces(&mut out, docs.sections.iter().map(|s| s.section.defines.join("\n").into_bytes()));
     put_pieces(&mut out, docs.sections.iter().map(|s| serde_json::to_vec(s).expect("a section row serializes")));
+    let units = units_of(docs);
+    put_u32(&mut out, count(units.len()));
+    for u in &units {
+        put_u32(&mut out, u.section);
+        put_u32(&mut out, u.part.unwrap_or(0));
+        for v in [u.byte_start, u.byte_end, u.chars] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
     put_u32(&mut out, count(docs.links.len()));
     for l in &docs.links {
         put_u32(&mut out, l.from);
@@ -283,46 +374,38 @@ pub fn decode(bytes: Vec<u8>) -> Result<Docs, String> {
     if r.take(MAGIC.len(), "its magic")? != MAGIC {
         return Err("not a docs table of this format (its first bytes are not `FDXROWS1`)".into());
     }
-    let files_json = r.blob("the file rows")?;
     let files: Vec<DocFileRow> =
-        serde_json::from_slice(files_json).map_err(|e| format!("the file rows do not decode: {e}"))?;
+        serde_json::from_slice(r.blob("the file rows")?).map_err(|e| format!("the file rows do not decode: {e}"))?;
     let sections = r.u32("the section count")? as usize;
-    let section_cols = r.u32s(sections * 3, "the section columns")?;
-    let address_ends = r.u32s(sections, "the address ends")?;
-    let (address_start, address_len) = r.blob_range("the addresses")?;
-    let row_ends = r.u32s(sections, "the section row ends")?;
-    let (rows_start, rows_len) = r.blob_range("the section rows")?;
+    let section_refs = pairs(&r.u32s(sections * 2, "the section columns")?);
+    let addresses = r.strings(sections, "address")?;
+    let defines = r.strings(sections, "defines")?;
+    let section_rows = r.pieces(sections, "section row")?;
+    let unit_count = r.u32("the unit count")? as usize;
+    let units = r.units(unit_count)?;
     let links = r.u32("the link count")? as usize;
-    let link_cols = r.u32s(links * 2, "the link columns")?;
-    let link_ends = r.u32s(links, "the link row ends")?;
-    let (links_start, links_len) = r.blob_range("the link rows")?;
+    let link_refs = pairs(&r.u32s(links * 2, "the link columns")?);
+    let link_rows = r.pieces(links, "link row")?;
     if r.at != bytes.len() {
         return Err(format!("{} bytes follow the link rows", bytes.len() - r.at));
     }
-    let addresses = std::str::from_utf8(&bytes[address_start..address_start + address_len])
-        .map_err(|e| format!("the addresses are not UTF-8: {e}"))?
-        .to_string();
-    check_ends(&address_ends, address_len, "address")?;
-    if let Some(i) = address_ends.iter().position(|&e| !addresses.is_char_boundary(e as usize)) {
-        return Err(format!("address {i} ends inside a character"));
-    }
-    check_ends(&row_ends, rows_len, "section row")?;
-    check_ends(&link_ends, links_len, "link row")?;
-    let section_refs: Vec<[u32; 2]> = section_cols.chunks_exact(3).map(|c| [c[0], c[1]]).collect();
-    let section_units: Vec<u32> = section_cols.chunks_exact(3).map(|c| c[2]).collect();
-    let link_refs: Vec<[u32; 2]> = link_cols.chunks_exact(2).map(|c| [c[0], c[1]]).collect();
-    check_references(&files, &section_refs, &section_units, &link_refs)?;
+    check_references(&files, &section_refs, &link_refs)?;
+    check_units(&units, &files, &section_refs)?;
     Ok(Docs {
         files,
-        sections: Rows::new(&bytes, rows_start, row_ends, section_refs),
-        links: Rows::new(&bytes, links_start, link_ends, link_refs),
-        section_units,
+        sections: Rows::new(&bytes, section_rows, section_refs),
+        links: Rows::new(&bytes, link_rows, link_refs),
         addresses,
-        address_ends,
+        defines,
+        units,
     })
 }
 
-/// Ends of pieces must rise and stay inside their blob.
+fn pairs(column: &[u32]) -> Vec<[u32; 2]> {
+    column.chunks_exact(2).map(|c| [c[0], c[1]]).collect()
+}
+
+/// Ends of pieces must rise and stay inside their bytes.
 fn check_ends(ends: &[u32], len: usize, what: &str) -> Result<(), String> {
     let mut previous = 0;
     for (i, &end) in ends.iter().enumerate() {
@@ -336,12 +419,7 @@ fn check_ends(ends: &[u32], len: usize, what: &str) -> Result<(), String> {
 
 /// The row numbers the query layer indexes with are in range, so that a
 /// table that opens is one the readers can use without panicking.
-fn check_references(
-    files: &[DocFileRow],
-    sections: &[[u32; 2]],
-    units: &[u32],
-    links: &[[u32; 2]],
-) -> Result<(), String> {
+fn check_references(files: &[DocFileRow], sections: &[[u32; 2]], links: &[[u32; 2]]) -> Result<(), String> {
     let (file_count, section_count) = (files.len() as u64, sections.len() as u64);
     for (i, f) in files.iter().enumerate() {
         if u64::from(f.first_section) + u64::from(f.section_count) > section_count {
@@ -350,7 +428,7 @@ fn check_references(
     }
     let in_sections = |row: u32| row == NONE || u64::from(row) < section_count;
     for (i, [file, parent]) in sections.iter().enumerate() {
-        if u64::from(*file) >= file_count || !in_sections(*parent) || units[i] == 0 {
+        if u64::from(*file) >= file_count || !in_sections(*parent) {
             return Err(format!("section row {i} names a file or parent that is not in the table"));
         }
     }
@@ -358,6 +436,27 @@ fn check_references(
         if *from == NONE || !in_sections(*from) || !in_sections(*to) {
             return Err(format!("link row {i} names a section that is not in the table"));
         }
+    }
+    Ok(())
+}
+
+/// Units follow their sections in order, every section has one or more,
+/// and each unit's bytes are inside its file.
+fn check_units(units: &[UnitColumns], files: &[DocFileRow], sections: &[[u32; 2]]) -> Result<(), String> {
+    let mut next_section = 0u64;
+    for (i, u) in units.iter().enumerate() {
+        let section = u64::from(u.section);
+        if section + 1 != next_section && section != next_section {
+            return Err(format!("unit {i} is of section {section}, out of order"));
+        }
+        next_section = section + 1;
+        let file = sections.get(u.section as usize).and_then(|[f, _]| files.get(*f as usize));
+        if file.is_none_or(|f| u.byte_start > u.byte_end || u.byte_end > f.bytes) {
+            return Err(format!("unit {i} names bytes {}..{} outside its file", u.byte_start, u.byte_end));
+        }
+    }
+    if next_section != sections.len() as u64 {
+        return Err(format!("the units cover {next_section} of {} sections", sections.len()));
     }
     Ok(())
 }
@@ -381,6 +480,10 @@ impl<'a> Reader<'a> {
         Ok(u32::from_le_bytes(self.take(4, what)?.try_into().expect("4 bytes")))
     }
 
+    fn u64(&mut self, what: &str) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8, what)?.try_into().expect("8 bytes")))
+    }
+
     fn u32s(&mut self, n: usize, what: &str) -> Result<Vec<u32>, String> {
         // Taken before allocating, so a damaged count cannot ask for more memory than the file has.
         let bytes = self.take(n.checked_mul(4).ok_or_else(|| format!("{what} are too many"))?, what)?;
@@ -388,7 +491,7 @@ impl<'a> Reader<'a> {
     }
 
     fn blob_range(&mut self, what: &str) -> Result<(usize, usize), String> {
-        let len = u64::from_le_bytes(self.take(8, what)?.try_into().expect("8 bytes"));
+        let len = self.u64(what)?;
         let len = usize::try_from(len).map_err(|_| format!("{what} are too long"))?;
         let start = self.at;
         self.take(len, what)?;
@@ -399,13 +502,52 @@ impl<'a> Reader<'a> {
         let (start, len) = self.blob_range(what)?;
         Ok(&self.bytes[start..start + len])
     }
+
+    /// `n` pieces: where their bytes start, and each one's end (checked).
+    fn pieces(&mut self, n: usize, what: &str) -> Result<(usize, Vec<u32>), String> {
+        let ends = self.u32s(n, &format!("the {what} ends"))?;
+        let (start, len) = self.blob_range(&format!("the {what} bytes"))?;
+        check_ends(&ends, len, what)?;
+        Ok((start, ends))
+    }
+
+    /// `n` strings, each ending on a character boundary.
+    fn strings(&mut self, n: usize, what: &str) -> Result<Strings, String> {
+        let (start, ends) = self.pieces(n, what)?;
+        let len = ends.last().map_or(0, |&e| e as usize);
+        let text = std::str::from_utf8(&self.bytes[start..self.at])
+            .map_err(|e| format!("the {what} column is not UTF-8: {e}"))?;
+        if let Some(i) = ends.iter().position(|&e| !text.is_char_boundary(e as usize)) {
+            return Err(format!("{what} {i} ends inside a character"));
+        }
+        if len != text.len() {
+            return Err(format!("the {what} column has {} bytes after its last piece", text.len() - len));
+        }
+        Ok(Strings { text: text.to_string(), ends })
+    }
+
+    fn units(&mut self, n: usize) -> Result<Vec<UnitColumns>, String> {
+        // 32 bytes a unit, taken before allocating.
+        let bytes = self.take(n.checked_mul(32).ok_or("the units are too many")?, "the unit columns")?;
+        let word = |c: &[u8], at: usize| u64::from_le_bytes(c[at..at + 8].try_into().expect("8 bytes"));
+        Ok(bytes
+            .chunks_exact(32)
+            .map(|c| UnitColumns {
+                section: u32::from_le_bytes(c[0..4].try_into().expect("4 bytes")),
+                part: u32::from_le_bytes(c[4..8].try_into().expect("4 bytes")),
+                byte_start: word(c, 8),
+                byte_end: word(c, 16),
+                chars: word(c, 24),
+            })
+            .collect())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use fabdex_model::records::{
-        Diagnostic, DocFileRow, LinkKind, LinkRow, LinkTarget, MdSection, RootKind, SectionRow,
+        Diagnostic, DocFileRow, LinkKind, LinkRow, LinkTarget, MdSection, Part, RootKind, SectionRow,
     };
     use std::collections::BTreeMap;
 
@@ -479,13 +621,20 @@ mod tests {
 
     #[test]
     fn a_table_round_trips_with_its_front_matter() {
-        let t = table();
+        let mut t = table();
+        t.sections[1].section.defines = vec!["wish".into(), "Cell".into()];
+        t.sections[1].section.parts =
+            vec![Part { byte_start: 0, byte_end: 4, chars: 4 }, Part { byte_start: 4, byte_end: 10, chars: 5 }];
         let docs = decode(encode(&t)).unwrap();
         assert_eq!(owned(&docs), t);
+        assert_eq!(docs.units(), units_of(&t));
+        assert_eq!(docs.units()[2].address, "doc:docs/b.md#a~2");
+        assert_eq!(docs.section_defines(1).collect::<Vec<_>>(), ["wish", "Cell"]);
+        assert_eq!(docs.section_defines(0).count(), 0);
         assert_eq!(docs.section_address(1), "doc:docs/b.md#a");
         assert_eq!((docs.section_file(1), docs.section_parent(1), docs.section_parent(0)), (1, Some(0), None));
         assert_eq!(docs.link_ends(0), (1, Some(0)));
-        assert_eq!(docs.unit_count(), 2);
+        assert_eq!(docs.unit_count(), 3);
     }
 
     #[test]
@@ -575,5 +724,16 @@ mod tests {
         let mut t = table();
         t.files[1].section_count = 5;
         assert!(refused(&t).contains("file row 1"), "files");
+        let mut t = table();
+        t.sections[1].section.byte_end = 11;
+        assert!(refused(&t).contains("unit 1 names bytes 0..11 outside its file"), "units");
+        // Units out of their sections' order, written by hand.
+        let mut bytes = encode(&table());
+        let mut first_unit = vec![2, 0, 0, 0]; // the unit count, then unit 0: section 0, whole, bytes 0..10
+        first_unit.extend_from_slice(&[0; 16]);
+        first_unit.extend_from_slice(&10u64.to_le_bytes());
+        let unit_at = bytes.windows(first_unit.len()).position(|w| w == first_unit).unwrap() + 4;
+        bytes[unit_at] = 1;
+        assert!(decode(bytes).unwrap_err().contains("unit 0 is of section 1"), "unit order");
     }
 }

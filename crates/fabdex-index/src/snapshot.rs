@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use fabdex_model::digest::digest_bytes;
 use fabdex_model::records::RootKind;
 
-use crate::docs_table::{DocRows, Docs};
+use crate::docs_table::Docs;
 use fabdex_model::ts::PatternsTable;
 use serde::{Deserialize, Serialize};
 
@@ -151,48 +151,7 @@ pub struct Manifest {
     pub search_files: BTreeMap<String, String>,
 }
 
-/// A search unit: a whole section, or one part of a split section.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unit {
-    pub section: u32,
-    /// 1-based part number for split sections.
-    pub part: Option<u32>,
-    pub address: String,
-    pub byte_start: u64,
-    pub byte_end: u64,
-    pub chars: u64,
-}
-
-/// The units of a docs table, in order: one per section, or one per part.
-pub fn units_of(docs: &impl DocRows) -> Vec<Unit> {
-    let mut units = Vec::with_capacity(docs.section_count());
-    for i in 0..docs.section_count() {
-        let row = docs.section_row(i as u32);
-        let s = &row.section;
-        if s.parts.is_empty() {
-            units.push(Unit {
-                section: i as u32,
-                part: None,
-                address: row.address.clone(),
-                byte_start: s.byte_start,
-                byte_end: s.byte_end,
-                chars: s.chars,
-            });
-        } else {
-            for (n, p) in s.parts.iter().enumerate() {
-                units.push(Unit {
-                    section: i as u32,
-                    part: Some(n as u32 + 1),
-                    address: format!("{}~{}", row.address, n + 1),
-                    byte_start: p.byte_start,
-                    byte_end: p.byte_end,
-                    chars: p.chars,
-                });
-            }
-        }
-    }
-    units
-}
+pub use crate::docs_table::{Unit, units_of};
 
 /// A published snapshot, opened and checked.
 ///
@@ -208,7 +167,7 @@ pub struct Snapshot {
     pub manifest: Manifest,
     pub docs: Docs,
     pub patterns: PatternsTable,
-    /// The search units, listed on first use (every section row decoded).
+    /// The search units, listed from the table's columns on first use.
     units: std::sync::OnceLock<Vec<Unit>>,
     pub blobs: BlobStore,
     search: std::sync::OnceLock<Lazy<tantivy::Index>>,
@@ -290,18 +249,10 @@ impl Snapshot {
         &self.manifest.snapshot_id
     }
 
-    /// The search units in table order, listed on first use: it decodes
-    /// every section row (in parallel), which only searches need.
+    /// The search units in table order, listed on first use (only searches
+    /// need them), from the table's columns: no row is decoded.
     pub fn units(&self) -> &[Unit] {
-        if let Some(units) = self.units.get() {
-            return units;
-        }
-        // Decoded before the cell is taken, never inside it: a rayon worker
-        // that waits for the decoding may run another search's first use of
-        // the cell meanwhile, and block on the cell it is filling. A row that
-        // does not decode panics, naming it, in the listing below.
-        let _ = self.docs.decode_all();
-        self.units.get_or_init(|| units_of(&self.docs))
+        self.units.get_or_init(|| self.docs.units())
     }
 
     /// The tantivy index, its files checked against the manifest on first use.

@@ -64,8 +64,8 @@ pub struct Engine {
     /// on labs' patterns they take 28 ms, which no other command needs.
     pattern_index: std::sync::OnceLock<pattern_search::PatternIndex>,
     /// The symbol table: lowercased API name → (its spelling, the first
-    /// unit of each defining section), built by the first search (it reads
-    /// every section row, which the reads never need).
+    /// unit of each defining section), built from the docs table's columns
+    /// by the first search.
     symbols: std::sync::OnceLock<HashMap<String, (String, Vec<u32>)>>,
     /// Weights of the hybrid ranking (the defaults unless an ablation sets others).
     hybrid: search::HybridWeights,
@@ -147,21 +147,15 @@ impl Engine {
 
     /// The symbol table, built on first use.
     pub(crate) fn symbols(&self) -> &HashMap<String, (String, Vec<u32>)> {
-        if let Some(symbols) = self.symbols.get() {
-            return symbols;
-        }
-        // The units (a parallel decode) are listed before the cell is taken,
-        // for the reason `Snapshot::units` gives.
-        let units = self.snap.units();
         self.symbols.get_or_init(|| {
             let mut symbols: HashMap<String, (String, Vec<u32>)> = HashMap::new();
             let mut seen_sections = std::collections::HashSet::new();
-            for (i, unit) in units.iter().enumerate() {
+            for (i, unit) in self.snap.units().iter().enumerate() {
                 if !seen_sections.insert(unit.section) {
                     continue;
                 }
-                for name in &self.snap.docs.sections[unit.section as usize].section.defines {
-                    let entry = symbols.entry(name.to_lowercase()).or_insert_with(|| (name.clone(), Vec::new()));
+                for name in self.snap.docs.section_defines(unit.section) {
+                    let entry = symbols.entry(name.to_lowercase()).or_insert_with(|| (name.to_string(), Vec::new()));
                     entry.1.push(i as u32);
                 }
             }

@@ -245,17 +245,17 @@ fn regex_escape(s: &str) -> String {
 }
 
 impl Engine {
-    /// What a first search opens, on both cores at once: the rows (decoded
-    /// in parallel) and the symbol table on one side, the search index and
-    /// the semantic models (read and hashed) on the other. Errors are left
+    /// What a first search opens, on both cores at once: the units and the
+    /// symbol table (from the docs table's columns) and the search index on
+    /// one side, the semantic models (read and hashed) on the other. Errors are left
     /// for the ranking to meet and report where it uses each part.
     fn open_for_search(&self, mode: RetrievalMode) {
         rayon::join(
             || {
                 self.symbols();
+                let _ = self.search_index();
             },
             || {
-                let _ = self.search_index();
                 if mode != RetrievalMode::Bm25 {
                     let _ = self.snap.semantic();
                 }
@@ -567,8 +567,8 @@ impl Engine {
         let semantic_scale = (terms.len() as f32 / SEMANTIC_FULL_AT_TERMS as f32).min(1.0);
         let mut ranked: Vec<RankedUnit> = Vec::new();
         for (i, unit) in self.snap.units().iter().enumerate() {
-            let row = &self.snap.docs.sections[unit.section as usize];
-            let file = &self.snap.docs.files[row.file as usize];
+            let file_index = self.snap.docs.section_file(unit.section);
+            let file = &self.snap.docs.files[file_index as usize];
             if file.historical && !include_history {
                 continue;
             }
@@ -580,7 +580,7 @@ impl Engine {
             let parts = ScoreParts {
                 lexical: lex[i],
                 semantic: unit_sims.as_ref().map_or(0.0, |s| s[i].max(0.0)),
-                file_semantic: file_sims.as_ref().map_or(0.0, |s| s[row.file as usize].max(0.0)),
+                file_semantic: file_sims.as_ref().map_or(0.0, |s| s[file_index as usize].max(0.0)),
                 symbol: bonus[i],
                 dense: dense_sims.as_ref().map_or(0.0, |s| s[i].max(0.0)),
             };
@@ -737,8 +737,8 @@ impl Engine {
     }
 
     fn unit_historical(&self, unit: u32) -> bool {
-        let row = &self.snap.docs.sections[self.snap.units()[unit as usize].section as usize];
-        self.snap.docs.files[row.file as usize].historical
+        let file = self.snap.docs.section_file(self.snap.units()[unit as usize].section);
+        self.snap.docs.files[file as usize].historical
     }
 
     /// The field-weighted BM25 query with the path and history filters.
