@@ -41,6 +41,8 @@ use fabdex_model::records::{DocFileRow, DocsTable, LinkRow, SectionRow};
 use rayon::prelude::*;
 use serde::de::DeserializeOwned;
 
+use crate::table_bytes::TableBytes;
+
 /// Where the table lives in a snapshot.
 pub const PATH: &str = "tables/docs.rows";
 
@@ -251,7 +253,7 @@ impl Row for LinkRow {
 /// then panics naming the row, and [`Rows::get`] and [`Docs::decode_all`]
 /// (which `fabdex verify` runs) return the error instead.
 pub struct Rows<T> {
-    bytes: Arc<Vec<u8>>,
+    bytes: Arc<TableBytes>,
     /// Where the rows begin in `bytes`, and where each ends, relative to that.
     start: usize,
     ends: Vec<u32>,
@@ -260,7 +262,7 @@ pub struct Rows<T> {
 }
 
 impl<T: Row> Rows<T> {
-    fn new(bytes: &Arc<Vec<u8>>, (start, ends): (usize, Vec<u32>), refs: Vec<[u32; 2]>) -> Rows<T> {
+    fn new(bytes: &Arc<TableBytes>, (start, ends): (usize, Vec<u32>), refs: Vec<[u32; 2]>) -> Rows<T> {
         let cells = (0..ends.len()).map(|_| OnceLock::new()).collect();
         Rows { bytes: Arc::clone(bytes), start, ends, refs, cells }
     }
@@ -368,9 +370,9 @@ fn put_pieces(out: &mut Vec<u8>, pieces: impl Iterator<Item = Vec<u8>>) {
 /// The table from [`encode`]'s bytes (already checked against their
 /// digest): the file rows parsed and every column checked, the rows left
 /// to decode on first use.
-pub fn decode(bytes: Vec<u8>) -> Result<Docs, String> {
-    let bytes = Arc::new(bytes);
-    let mut r = Reader { bytes: bytes.as_slice(), at: 0 };
+pub fn decode(bytes: impl Into<TableBytes>) -> Result<Docs, String> {
+    let bytes = Arc::new(bytes.into());
+    let mut r = Reader { bytes: &bytes, at: 0 };
     if r.take(MAGIC.len(), "its magic")? != MAGIC {
         return Err("not a docs table of this format (its first bytes are not `FDXROWS1`)".into());
     }

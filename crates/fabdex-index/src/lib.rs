@@ -35,6 +35,7 @@ pub mod published;
 pub mod search_schema;
 pub mod semantic;
 pub mod snapshot;
+pub mod table_bytes;
 pub mod walk;
 
 pub use build::{BuildOptions, IndexReport, build};

@@ -10,6 +10,7 @@ use fabdex_model::digest::digest_bytes;
 use fabdex_model::records::RootKind;
 
 use crate::docs_table::Docs;
+use crate::table_bytes::TableBytes;
 use fabdex_model::ts::PatternsTable;
 use serde::{Deserialize, Serialize};
 
@@ -453,9 +454,9 @@ fn read_embeddings(
 }
 
 /// A table's bytes, checked against the digest the manifest records for it.
-fn read_table(dir: &Path, manifest: &Manifest, name: &str) -> Result<Vec<u8>> {
+fn read_table(dir: &Path, manifest: &Manifest, name: &str) -> Result<TableBytes> {
     let path = dir.join(name);
-    let bytes = fs::read(&path).map_err(|e| {
+    let bytes = TableBytes::open(&path).map_err(|e| {
         CorruptSnapshot(format!("snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`", path.display()))
     })?;
     check_digest(&path, &bytes, manifest.tables.get(name))?;
@@ -468,7 +469,7 @@ fn read_decoded<T, E: std::fmt::Display>(
     dir: &Path,
     manifest: &Manifest,
     name: &str,
-    decode: impl FnOnce(Vec<u8>) -> std::result::Result<T, E>,
+    decode: impl FnOnce(TableBytes) -> std::result::Result<T, E>,
 ) -> Result<T> {
     let bytes = read_table(dir, manifest, name)?;
     decode(bytes).map_err(|e| {
