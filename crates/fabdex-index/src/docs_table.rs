@@ -34,13 +34,11 @@
 //! L pieces              each link's row: a JSON LinkRow
 //! ```
 
-use std::ops::Index;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use fabdex_model::records::{DocFileRow, DocsTable, LinkRow, SectionRow};
-use rayon::prelude::*;
-use serde::de::DeserializeOwned;
 
+use crate::rows::{Reader, Row, Rows, Strings, count, put_blob, put_pieces, put_u32};
 use crate::table_bytes::TableBytes;
 
 /// Where the table lives in a snapshot.
@@ -211,25 +209,6 @@ fn some(row: u32) -> Option<u32> {
     (row != NONE).then_some(row)
 }
 
-/// A column of strings: one text, and where each ends in it.
-struct Strings {
-    text: String,
-    ends: Vec<u32>,
-}
-
-impl Strings {
-    fn get(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.text[start..self.ends[i] as usize]
-    }
-}
-
-/// A row type whose row numbers come from the table's checked columns.
-pub trait Row: DeserializeOwned + Send + Sync {
-    const WHAT: &'static str;
-    fn set_refs(&mut self, refs: [u32; 2]);
-}
-
 impl Row for SectionRow {
     const WHAT: &'static str = "section";
     fn set_refs(&mut self, [file, parent]: [u32; 2]) {
@@ -243,73 +222,6 @@ impl Row for LinkRow {
     fn set_refs(&mut self, [from, to]: [u32; 2]) {
         self.from = from;
         self.to_section = some(to);
-    }
-}
-
-/// Rows kept as their JSON bytes and decoded on first use, each once.
-///
-/// The table's digest is checked before any row is decoded, so a row that
-/// does not decode is a table fabdex did not write; indexing (`rows[i]`)
-/// then panics naming the row, and [`Rows::get`] and [`Docs::decode_all`]
-/// (which `fabdex verify` runs) return the error instead.
-pub struct Rows<T> {
-    bytes: Arc<TableBytes>,
-    /// Where the rows begin in `bytes`, and where each ends, relative to that.
-    start: usize,
-    ends: Vec<u32>,
-    refs: Vec<[u32; 2]>,
-    cells: Vec<OnceLock<T>>,
-}
-
-impl<T: Row> Rows<T> {
-    fn new(bytes: &Arc<TableBytes>, (start, ends): (usize, Vec<u32>), refs: Vec<[u32; 2]>) -> Rows<T> {
-        let cells = (0..ends.len()).map(|_| OnceLock::new()).collect();
-        Rows { bytes: Arc::clone(bytes), start, ends, refs, cells }
-    }
-
-    pub fn len(&self) -> usize {
-        self.cells.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.cells.is_empty()
-    }
-
-    /// Row `i`, decoded if this is its first use.
-    pub fn get(&self, i: usize) -> Result<&T, String> {
-        let cell = self.cells.get(i).ok_or_else(|| format!("no {} row {i}", T::WHAT))?;
-        if let Some(row) = cell.get() {
-            return Ok(row);
-        }
-        let from = self.start + if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        let to = self.start + self.ends[i] as usize;
-        let mut row: T = serde_json::from_slice(&self.bytes[from..to])
-            .map_err(|e| format!("{} row {i} does not decode: {e}", T::WHAT))?;
-        row.set_refs(self.refs[i]);
-        Ok(cell.get_or_init(|| row))
-    }
-
-    /// Every row, in order (all decoded first, in parallel).
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &T> + '_ {
-        // Only a table fabdex did not write fails here; indexing says which row.
-        let _ = self.decode_all();
-        (0..self.len()).map(move |i| &self[i])
-    }
-
-    /// Rows `first .. first + count`, in order.
-    pub fn range(&self, first: u32, count: u32) -> impl Iterator<Item = &T> + '_ {
-        (first as usize..(first + count) as usize).map(move |i| &self[i])
-    }
-
-    fn decode_all(&self) -> Result<(), String> {
-        (0..self.len()).into_par_iter().try_for_each(|i| self.get(i).map(|_| ()))
-    }
-}
-
-impl<T: Row> Index<usize> for Rows<T> {
-    type Output = T;
-    fn index(&self, i: usize) -> &T {
-        self.get(i).unwrap_or_else(|e| panic!("the docs table is damaged: {e}; run `fabdex verify`"))
     }
 }
 
@@ -343,30 +255,6 @@ pub fn encode(docs: &DocsTable) -> Vec<u8> {
     out
 }
 
-fn count(n: usize) -> u32 {
-    u32::try_from(n).expect("a docs table holds fewer than 2^32 rows and bytes per column")
-}
-
-fn put_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
-fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-    out.extend_from_slice(bytes);
-}
-
-/// Pieces back to back, after the end of each (so piece `i` is
-/// `ends[i-1] .. ends[i]`).
-fn put_pieces(out: &mut Vec<u8>, pieces: impl Iterator<Item = Vec<u8>>) {
-    let mut blob = Vec::new();
-    for piece in pieces {
-        blob.extend_from_slice(&piece);
-        put_u32(out, count(blob.len()));
-    }
-    put_blob(out, &blob);
-}
-
 /// The table from [`encode`]'s bytes (already checked against their
 /// digest): the file rows parsed and every column checked, the rows left
 /// to decode on first use.
@@ -384,7 +272,7 @@ pub fn decode(bytes: impl Into<TableBytes>) -> Result<Docs, String> {
     let defines = r.strings(sections, "defines")?;
     let section_rows = r.pieces(sections, "section row")?;
     let unit_count = r.u32("the unit count")? as usize;
-    let units = r.units(unit_count)?;
+    let units = read_units(&mut r, unit_count)?;
     let links = r.u32("the link count")? as usize;
     let link_refs = pairs(&r.u32s(links * 2, "the link columns")?);
     let link_rows = r.pieces(links, "link row")?;
@@ -403,20 +291,25 @@ pub fn decode(bytes: impl Into<TableBytes>) -> Result<Docs, String> {
     })
 }
 
-fn pairs(column: &[u32]) -> Vec<[u32; 2]> {
-    column.chunks_exact(2).map(|c| [c[0], c[1]]).collect()
+/// `n` units' columns, 32 bytes each.
+fn read_units(r: &mut Reader<'_>, n: usize) -> Result<Vec<UnitColumns>, String> {
+    // 32 bytes a unit, taken before allocating.
+    let bytes = r.take(n.checked_mul(32).ok_or("the units are too many")?, "the unit columns")?;
+    let word = |c: &[u8], at: usize| u64::from_le_bytes(c[at..at + 8].try_into().expect("8 bytes"));
+    Ok(bytes
+        .chunks_exact(32)
+        .map(|c| UnitColumns {
+            section: u32::from_le_bytes(c[0..4].try_into().expect("4 bytes")),
+            part: u32::from_le_bytes(c[4..8].try_into().expect("4 bytes")),
+            byte_start: word(c, 8),
+            byte_end: word(c, 16),
+            chars: word(c, 24),
+        })
+        .collect())
 }
 
-/// Ends of pieces must rise and stay inside their bytes.
-fn check_ends(ends: &[u32], len: usize, what: &str) -> Result<(), String> {
-    let mut previous = 0;
-    for (i, &end) in ends.iter().enumerate() {
-        if end < previous || end as usize > len {
-            return Err(format!("{what} {i} ends at byte {end}, outside its column of {len} bytes"));
-        }
-        previous = end;
-    }
-    Ok(())
+fn pairs(column: &[u32]) -> Vec<[u32; 2]> {
+    column.chunks_exact(2).map(|c| [c[0], c[1]]).collect()
 }
 
 /// The row numbers the query layer indexes with are in range, so that a
@@ -461,88 +354,6 @@ fn check_units(units: &[UnitColumns], files: &[DocFileRow], sections: &[[u32; 2]
         return Err(format!("the units cover {next_section} of {} sections", sections.len()));
     }
     Ok(())
-}
-
-/// Reads the table's parts in order; running out of bytes is an error naming the part.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
-        let end = end.ok_or_else(|| format!("the table ends inside {what}"))?;
-        let taken = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(taken)
-    }
-
-    fn u32(&mut self, what: &str) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().expect("4 bytes")))
-    }
-
-    fn u64(&mut self, what: &str) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.take(8, what)?.try_into().expect("8 bytes")))
-    }
-
-    fn u32s(&mut self, n: usize, what: &str) -> Result<Vec<u32>, String> {
-        // Taken before allocating, so a damaged count cannot ask for more memory than the file has.
-        let bytes = self.take(n.checked_mul(4).ok_or_else(|| format!("{what} are too many"))?, what)?;
-        Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
-    }
-
-    fn blob_range(&mut self, what: &str) -> Result<(usize, usize), String> {
-        let len = self.u64(what)?;
-        let len = usize::try_from(len).map_err(|_| format!("{what} are too long"))?;
-        let start = self.at;
-        self.take(len, what)?;
-        Ok((start, len))
-    }
-
-    fn blob(&mut self, what: &str) -> Result<&'a [u8], String> {
-        let (start, len) = self.blob_range(what)?;
-        Ok(&self.bytes[start..start + len])
-    }
-
-    /// `n` pieces: where their bytes start, and each one's end (checked).
-    fn pieces(&mut self, n: usize, what: &str) -> Result<(usize, Vec<u32>), String> {
-        let ends = self.u32s(n, &format!("the {what} ends"))?;
-        let (start, len) = self.blob_range(&format!("the {what} bytes"))?;
-        check_ends(&ends, len, what)?;
-        Ok((start, ends))
-    }
-
-    /// `n` strings, each ending on a character boundary.
-    fn strings(&mut self, n: usize, what: &str) -> Result<Strings, String> {
-        let (start, ends) = self.pieces(n, what)?;
-        let len = ends.last().map_or(0, |&e| e as usize);
-        let text = std::str::from_utf8(&self.bytes[start..self.at])
-            .map_err(|e| format!("the {what} column is not UTF-8: {e}"))?;
-        if let Some(i) = ends.iter().position(|&e| !text.is_char_boundary(e as usize)) {
-            return Err(format!("{what} {i} ends inside a character"));
-        }
-        if len != text.len() {
-            return Err(format!("the {what} column has {} bytes after its last piece", text.len() - len));
-        }
-        Ok(Strings { text: text.to_string(), ends })
-    }
-
-    fn units(&mut self, n: usize) -> Result<Vec<UnitColumns>, String> {
-        // 32 bytes a unit, taken before allocating.
-        let bytes = self.take(n.checked_mul(32).ok_or("the units are too many")?, "the unit columns")?;
-        let word = |c: &[u8], at: usize| u64::from_le_bytes(c[at..at + 8].try_into().expect("8 bytes"));
-        Ok(bytes
-            .chunks_exact(32)
-            .map(|c| UnitColumns {
-                section: u32::from_le_bytes(c[0..4].try_into().expect("4 bytes")),
-                part: u32::from_le_bytes(c[4..8].try_into().expect("4 bytes")),
-                byte_start: word(c, 8),
-                byte_end: word(c, 16),
-                chars: word(c, 24),
-            })
-            .collect())
-    }
 }
 
 #[cfg(test)]
@@ -642,10 +453,11 @@ mod tests {
     #[test]
     fn opening_decodes_no_row_and_indexing_decodes_one() {
         let docs = decode(encode(&table())).unwrap();
-        assert!(docs.sections.cells.iter().all(|c| c.get().is_none()));
+        assert_eq!(docs.sections.decoded(), 0);
         assert_eq!(docs.sections[1].address, "doc:docs/b.md#a");
-        let decoded: Vec<bool> = docs.sections.cells.iter().map(|c| c.get().is_some()).collect();
-        assert_eq!(decoded, [false, true]);
+        assert_eq!(docs.sections.decoded(), 1);
+        assert!(docs.sections.get(0).is_ok());
+        assert_eq!(docs.sections.decoded(), 2);
         assert_eq!(docs.sections.range(0, 2).count(), 2);
     }
 

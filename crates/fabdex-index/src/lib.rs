@@ -32,6 +32,7 @@ pub mod passages;
 pub mod patterns;
 pub mod profiles;
 pub mod published;
+pub mod rows;
 pub mod search_schema;
 pub mod semantic;
 pub mod snapshot;
