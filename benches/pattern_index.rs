@@ -183,7 +183,7 @@ fn bench_reads(engine: &Engine, dir: &std::path::Path) {
     let mut baseline = Vec::new();
     let mut bytes = 0usize;
     for _ in 0..3 {
-        for p in programs {
+        for p in programs.iter() {
             for f in &p.files {
                 let address = format!("pattern:{}/{}", p.pattern_id, f.name);
                 let t = Instant::now();

@@ -925,7 +925,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Export { what: ExportWhat::Records } => {
             let engine = scope.engine()?;
-            for p in &engine.snapshot().patterns.programs {
+            for p in engine.snapshot().patterns.programs.iter() {
                 println!("{}", serde_json::to_string(&engine.published_record(&p.pattern_id, true)?)?);
             }
             Ok(())

@@ -185,3 +185,38 @@ export default pattern<Input, { count: number }>(({ turns }) => ({ count: 0 }));
     let err = fabdex_index::Config::load(&dir.path().join("fabdex.toml")).unwrap_err();
     assert!(format!("{err:#}").contains("api/nope.ts"), "{err:#}");
 }
+
+/// The patterns table as written for the corpus: its lookup columns agree
+/// with its rows, opening decodes no row, and a cut or damaged table is an
+/// error (or rows that still decode), never a panic.
+#[test]
+fn the_patterns_table_opens_without_decoding_and_its_columns_match_its_rows() {
+    let ws = Workspace::with_corpus();
+    let report = ws.build();
+    let table = ws.index_dir().join("snapshots").join(&report.snapshot_id).join(fabdex_index::patterns_table::PATH);
+    let bytes = fs::read(&table).unwrap();
+    let patterns = fabdex_index::patterns_table::decode(bytes.clone()).unwrap();
+    assert_eq!(patterns.programs.len() as u64, report.counts.programs);
+    assert_eq!((patterns.programs.decoded(), patterns.files.decoded()), (0, 0));
+    let reader = patterns.program_index(patterns.pattern_id(3)).unwrap();
+    assert_eq!(reader, 3);
+    assert_eq!(patterns.programs.decoded(), 0, "finding a program reads only the columns");
+    for (i, p) in patterns.programs.iter().enumerate() {
+        assert_eq!(patterns.pattern_id(i), p.pattern_id);
+        assert_eq!(patterns.aliases(i).collect::<Vec<_>>(), p.aliases);
+    }
+    for (i, f) in patterns.files.iter().enumerate() {
+        assert_eq!(patterns.file_index(&f.root, &f.path), Some(i), "{}/{}", f.root, f.path);
+    }
+    assert_eq!(patterns.file_index("patterns", "no/such.tsx"), None);
+    for cut in (0..bytes.len()).step_by(97) {
+        assert!(fabdex_index::patterns_table::decode(bytes[..cut].to_vec()).is_err(), "cut at {cut}");
+    }
+    for at in (0..bytes.len()).step_by(211) {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x5a;
+        if let Ok(p) = fabdex_index::patterns_table::decode(damaged) {
+            let _ = p.decode_all();
+        }
+    }
+}

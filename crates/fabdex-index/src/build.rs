@@ -649,9 +649,9 @@ fn write_snapshot(
     let profile_report = crate::profiles::report(&patterns);
     let skipped: Vec<Skipped> = skipped.iter().cloned().chain(duplicates).collect();
     let skipped = &skipped[..];
-    let patterns_json = serde_json::to_vec(&patterns)?;
-    write_file(staging.join("tables/patterns.json"), &patterns_json)?;
-    tables.insert("tables/patterns.json".to_string(), digest_bytes(&patterns_json));
+    let patterns_bytes = crate::patterns_table::encode(&patterns);
+    write_file(staging.join(crate::patterns_table::PATH), &patterns_bytes)?;
+    tables.insert(crate::patterns_table::PATH.to_string(), digest_bytes(&patterns_bytes));
     counts.source_files = patterns.files.len() as u64;
     counts.programs = patterns.programs.len() as u64;
     let published_rows = patterns.programs.iter().filter(|p| p.published.is_some());

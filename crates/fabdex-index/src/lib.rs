@@ -7,7 +7,7 @@
 //! <index>/CURRENT                      id of the published snapshot (atomic rename)
 //! <index>/snapshots/<id>/manifest.json id, format version, per-file digests, counts, table and search-file digests
 //! <index>/snapshots/<id>/report.json   what the build read, skipped and could not resolve
-//! <index>/snapshots/<id>/tables/       tables (docs.rows, patterns.json, semantic-*.bin)
+//! <index>/snapshots/<id>/tables/       tables (docs.rows, patterns.rows, semantic-*.bin)
 //! <index>/snapshots/<id>/search/       the tantivy index
 //! <index>/snapshots/<id>/blobs/        content-addressed (blake3) bytes of every readable file
 //! <index>/cache/                       per-file extraction results keyed by content digest
@@ -30,6 +30,7 @@ pub mod links;
 pub mod own_text;
 pub mod passages;
 pub mod patterns;
+pub mod patterns_table;
 pub mod profiles;
 pub mod published;
 pub mod rows;

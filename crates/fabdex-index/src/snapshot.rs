@@ -10,8 +10,8 @@ use fabdex_model::digest::digest_bytes;
 use fabdex_model::records::RootKind;
 
 use crate::docs_table::Docs;
+use crate::patterns_table::Patterns;
 use crate::table_bytes::TableBytes;
-use fabdex_model::ts::PatternsTable;
 use serde::{Deserialize, Serialize};
 
 use crate::blobs::BlobStore;
@@ -25,7 +25,7 @@ use crate::semantic::SemanticModels;
 pub struct CorruptSnapshot(pub String);
 
 /// Version of the snapshot layout and tables; a reader refuses other versions.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Version of the search-index fields and analysis; part of the snapshot id,
 /// and a reader refuses a snapshot built with another.
@@ -167,7 +167,7 @@ pub struct Snapshot {
     pub dir: PathBuf,
     pub manifest: Manifest,
     pub docs: Docs,
-    pub patterns: PatternsTable,
+    pub patterns: Patterns,
     /// The search units, listed from the table's columns on first use.
     units: std::sync::OnceLock<Vec<Unit>>,
     pub blobs: BlobStore,
@@ -224,13 +224,9 @@ impl Snapshot {
             .with_context(|| format!("snapshot `{}` has no readable manifest", dir.display()))?;
         check_versions(dir, &manifest)?;
         let docs = read_decoded(dir, &manifest, crate::docs_table::PATH, crate::docs_table::decode)?;
-        let patterns = match manifest.tables.get("tables/patterns.json") {
-            None => PatternsTable::default(),
-            Some(_) => {
-                let path = dir.join("tables/patterns.json");
-                let bytes = read_table(dir, &manifest, "tables/patterns.json")?;
-                serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", path.display()))?
-            }
+        let patterns = match manifest.tables.get(crate::patterns_table::PATH) {
+            None => Patterns::empty(),
+            Some(_) => read_decoded(dir, &manifest, crate::patterns_table::PATH, crate::patterns_table::decode)?,
         };
         Ok(Snapshot {
             dir: dir.to_path_buf(),
@@ -294,12 +290,14 @@ impl Snapshot {
     /// Check every part against the manifest now: the lazily opened ones
     /// and every file's blob. What `fabdex verify` runs.
     pub fn verify(&self) -> Result<Verified> {
-        self.docs.decode_all().map_err(|e| {
+        let corrupt = |table: &str, e: String| {
             CorruptSnapshot(format!(
                 "snapshot is corrupted: `{}`: {e}; re-run `fabdex index`",
-                self.dir.join(crate::docs_table::PATH).display()
+                self.dir.join(table).display()
             ))
-        })?;
+        };
+        self.docs.decode_all().map_err(|e| corrupt(crate::docs_table::PATH, e))?;
+        self.patterns.decode_all().map_err(|e| corrupt(crate::patterns_table::PATH, e))?;
         self.search()?;
         self.semantic()?;
         self.embeddings()?;

@@ -177,7 +177,8 @@ impl Engine {
             let query = crate::PatternQuery { text: t.task.clone(), limit: Some(depth), ..Default::default() };
             let result = self.search_patterns_with(&query, levers)?;
             let names = |pattern_id: &str| -> Vec<String> {
-                let program = self.snap.patterns.programs.iter().find(|p| p.pattern_id == pattern_id);
+                let patterns = &self.snap.patterns;
+                let program = patterns.program_index(pattern_id).map(|i| &patterns.programs[i]);
                 let mut names = vec![pattern_id.to_string()];
                 if let Some(p) = program {
                     names.extend(p.aliases.iter().cloned());

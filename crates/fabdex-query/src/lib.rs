@@ -196,6 +196,7 @@ impl Engine {
 
     /// Origin of an indexed program, by pattern id.
     pub fn program_origin(&self, pattern_id: &str) -> Option<String> {
-        self.snap.patterns.programs.iter().find(|p| p.pattern_id == pattern_id).map(|p| p.origin.clone())
+        let patterns = &self.snap.patterns;
+        patterns.program_index(pattern_id).map(|i| patterns.programs[i].origin.clone())
     }
 }

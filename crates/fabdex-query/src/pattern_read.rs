@@ -280,7 +280,8 @@ impl Engine {
         omitted: &mut usize,
     ) -> DepNode {
         *budget = budget.saturating_sub(1);
-        let Some(p) = self.snap.patterns.programs.iter().find(|p| p.pattern_id == id) else {
+        let patterns = &self.snap.patterns;
+        let Some(p) = patterns.program_index(id).map(|i| &patterns.programs[i]) else {
             return DepNode {
                 pattern_id: id.to_string(),
                 indexed: false,
@@ -390,8 +391,8 @@ impl Engine {
         };
         let end = (start + limit).min(programs.len());
         let mut patterns = Vec::new();
-        for p in &programs[start..end] {
-            patterns.push(self.published_record(&p.pattern_id, false)?.summary());
+        for i in start..end {
+            patterns.push(self.published_record(self.snap.patterns.pattern_id(i), false)?.summary());
         }
         Ok(ListResponse {
             patterns,

@@ -11,6 +11,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use fabdex_index::profiles::tier_factor;
+use fabdex_index::rows::Rows;
 use fabdex_index::search_schema::{for_each_term, terms};
 use fabdex_model::Limits;
 use fabdex_model::registry::{PatternKind, Quality};
@@ -289,9 +290,10 @@ impl PatternIndex {
     /// Programs are analysed in parallel (stemming is most of the 28 ms this
     /// takes on labs' 357 programs), then their document frequencies summed
     /// in program order.
-    pub(crate) fn build(programs: &[ProgramRow]) -> PatternIndex {
+    pub(crate) fn build(programs: &Rows<ProgramRow>) -> PatternIndex {
         use rayon::prelude::*;
-        let analysed: Vec<(PatternDoc, BTreeSet<String>)> = programs.par_iter().map(analyse_program).collect();
+        let analysed: Vec<(PatternDoc, BTreeSet<String>)> =
+            (0..programs.len()).into_par_iter().map(|i| analyse_program(&programs[i])).collect();
         let mut index = PatternIndex::default();
         let mut total = [0u64; N_FIELDS];
         for (doc, seen) in analysed {

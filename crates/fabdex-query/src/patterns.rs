@@ -106,21 +106,22 @@ impl Engine {
             Some(rest) => rest.split(['/', '@']).next().unwrap_or(rest),
             None => id.trim_start_matches("cf:pattern:"),
         };
-        let programs = &self.snap.patterns.programs;
-        if let Some(p) = programs.iter().find(|p| p.pattern_id == id || p.aliases.iter().any(|a| a == id)) {
-            return Ok(p);
+        let table = &self.snap.patterns;
+        let programs = 0..table.programs.len();
+        if let Some(i) = programs.clone().find(|&i| table.pattern_id(i) == id || table.aliases(i).any(|a| a == id)) {
+            return Ok(&table.programs[i]);
         }
         if id.len() >= 6 {
-            let matches: Vec<&ProgramRow> = programs.iter().filter(|p| p.pattern_id.starts_with(id)).collect();
+            let matches: Vec<usize> = programs.filter(|&i| table.pattern_id(i).starts_with(id)).collect();
             match matches.len() {
-                1 => return Ok(matches[0]),
+                1 => return Ok(&table.programs[matches[0]]),
                 n if n > 1 => {
                     return Err(QueryError::InvalidArgument(format!("pattern id prefix `{id}` matches {n} programs")));
                 }
                 _ => {}
             }
         }
-        let aliases = programs.iter().flat_map(|p| p.aliases.iter().map(String::as_str));
+        let aliases = (0..table.programs.len()).flat_map(|i| table.aliases(i));
         Err(QueryError::NotFound(format!("no pattern with id or alias `{id}`{}", suggest(id, aliases, ""))))
     }
 
@@ -132,7 +133,7 @@ impl Engine {
     /// The indexed file row of one of a program's files.
     pub(crate) fn program_file_row(&self, p: &ProgramRow, name: &str) -> Option<&SourceFileRow> {
         let (root, path) = p.file_key(name);
-        self.snap.patterns.files.iter().find(|f| f.root == root && f.path == path)
+        self.snap.patterns.file_index(root, &path).map(|i| &self.snap.patterns.files[i])
     }
 
     fn inspection(&self, p: &ProgramRow) -> Inspection {
