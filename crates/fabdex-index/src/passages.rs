@@ -4,6 +4,7 @@
 //! (`semantic.rs`) are both tables of this shape; their files differ in
 //! header and checks, and share the counts-then-vectors body written here.
 
+use fabdex_semantic::Floats;
 use rayon::prelude::*;
 
 /// Every unit's passage vectors, in unit order.
@@ -12,19 +13,19 @@ pub struct PassageVectors {
     dim: usize,
     /// Unit `u`'s passages are `starts[u]..starts[u + 1]`; `units + 1` entries.
     starts: Vec<usize>,
-    vectors: Vec<f32>,
+    vectors: Floats,
 }
 
 impl PassageVectors {
     /// From each unit's passage count and the vectors of all passages, in order.
     /// A reader checks that the counts add up to the vectors before it builds one.
-    pub fn from_counts(dim: usize, counts: &[u32], vectors: Vec<f32>) -> PassageVectors {
+    pub fn from_counts(dim: usize, counts: &[u32], vectors: impl Into<Floats>) -> PassageVectors {
         let mut starts = Vec::with_capacity(counts.len() + 1);
         starts.push(0);
         for &c in counts {
             starts.push(starts.last().expect("not empty") + c as usize);
         }
-        PassageVectors { dim, starts, vectors }
+        PassageVectors { dim, starts, vectors: vectors.into() }
     }
 
     pub fn dim(&self) -> usize {
@@ -73,11 +74,22 @@ impl PassageVectors {
 
     /// Appends each unit's passage count as LE u32, then the vectors as LE f32.
     pub fn write_body(&self, out: &mut Vec<u8>) {
-        out.reserve(self.units() * 4 + self.vectors.len() * 4);
+        self.write_counts(out);
+        self.write_vectors(out);
+    }
+
+    /// Appends each unit's passage count as LE u32.
+    pub fn write_counts(&self, out: &mut Vec<u8>) {
+        out.reserve(self.units() * 4);
         for unit in 0..self.units() {
             out.extend_from_slice(&(self.passages(unit) as u32).to_le_bytes());
         }
-        for x in &self.vectors {
+    }
+
+    /// Appends the vectors as LE f32.
+    pub fn write_vectors(&self, out: &mut Vec<u8>) {
+        out.reserve(self.vectors.len() * 4);
+        for x in self.vectors.iter() {
             out.extend_from_slice(&x.to_le_bytes());
         }
     }

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use fabdex_semantic::{FitOptions, Model};
+use fabdex_semantic::{FitOptions, Floats, Model};
 use rayon::prelude::*;
 
 use crate::passages::PassageVectors;
@@ -61,7 +61,7 @@ impl UnitPassages {
     pub fn build(model: &Model, unit_texts: &[UnitText]) -> UnitPassages {
         let per_unit: Vec<Vec<Vec<f32>>> = unit_texts.par_iter().map(|t| unit_passages(model, t)).collect();
         let counts: Vec<u32> = per_unit.iter().map(|p| p.len() as u32).collect();
-        let vectors = per_unit.into_iter().flatten().flatten().collect();
+        let vectors: Vec<f32> = per_unit.into_iter().flatten().flatten().collect();
         UnitPassages(PassageVectors::from_counts(model.dim(), &counts, vectors))
     }
 
@@ -98,7 +98,10 @@ impl UnitPassages {
         let mut out = PASSAGES_MAGIC.to_vec();
         out.extend_from_slice(&(self.dim() as u32).to_le_bytes());
         out.extend_from_slice(&(self.units() as u32).to_le_bytes());
-        self.0.write_body(&mut out);
+        self.0.write_counts(&mut out);
+        // Zeros up to a multiple of 4 bytes, so that a mapped table's vectors are used in place.
+        out.resize(out.len().next_multiple_of(4), 0);
+        self.0.write_vectors(&mut out);
         out
     }
 
@@ -106,14 +109,14 @@ impl UnitPassages {
     pub fn from_bytes(bytes: &[u8]) -> Result<UnitPassages, String> {
         let head = UnitPassages::head_len(bytes)?;
         if bytes.len() < head {
-            let units = (head - PASSAGES_MAGIC.len() - 8) / 4;
+            let units = (head - PASSAGES_MAGIC.len() - 8) / 4; // the padding is under 4 bytes
             return Err(format!("it ends before the passage counts of its {units} units"));
         }
         let floats = &bytes[head..];
         if !floats.len().is_multiple_of(4) {
             return Err(format!("it holds {} bytes of vectors, not a whole number of values", floats.len()));
         }
-        UnitPassages::from_head_and_values(&bytes[..head], crate::passages::f32s(floats))
+        UnitPassages::from_head_and_values(&bytes[..head], crate::passages::f32s(floats).into())
     }
 
     /// Bytes that [`UnitPassages::head_len`] needs.
@@ -128,12 +131,12 @@ impl UnitPassages {
             .get(4..8)
             .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
             .ok_or("it ends before its dimensions and unit count")?;
-        Ok(PASSAGES_MAGIC.len() + 8 + units * 4)
+        Ok((PASSAGES_MAGIC.len() + 8 + units * 4).next_multiple_of(4))
     }
 
     /// The passages from the stored form's head (its first
     /// [`UnitPassages::head_len`] bytes) and its vectors, already read as `f32`s.
-    pub fn from_head_and_values(head: &[u8], values: Vec<f32>) -> Result<UnitPassages, String> {
+    pub fn from_head_and_values(head: &[u8], values: Floats) -> Result<UnitPassages, String> {
         if UnitPassages::head_len(head)? != head.len() {
             return Err("its passage counts are not where its unit count says".into());
         }
@@ -301,6 +304,8 @@ mod tests {
         let passages = UnitPassages::build(&fitted(&units), &units);
         let bytes = passages.to_bytes();
         assert_eq!(UnitPassages::from_bytes(&bytes).unwrap(), passages);
+        let head = UnitPassages::head_len(&bytes).unwrap();
+        assert!(head.is_multiple_of(4) && head >= PASSAGES_MAGIC.len() + 8 + 4 * passages.units(), "{head}");
         let cut = UnitPassages::from_bytes(&bytes[..bytes.len() - 4]).unwrap_err();
         assert!(cut.contains("bytes of vectors"), "{cut}");
         assert!(UnitPassages::from_bytes(b"not a table").unwrap_err().contains("magic"));
@@ -310,6 +315,7 @@ mod tests {
         let table = |words: &[u32]| {
             let mut b = PASSAGES_MAGIC.to_vec();
             words.iter().for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
+            b.resize(b.len().next_multiple_of(4), 0); // the padding before the vectors
             b
         };
         let huge = UnitPassages::from_bytes(&table(&[0, u32::MAX])).unwrap_err();

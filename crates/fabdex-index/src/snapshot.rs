@@ -12,7 +12,9 @@ use fabdex_model::records::RootKind;
 use crate::docs_table::Docs;
 use crate::patterns_table::Patterns;
 use crate::table_bytes::TableBytes;
+use fabdex_semantic::Floats;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 use crate::blobs::BlobStore;
 use crate::search_schema;
@@ -25,7 +27,7 @@ use crate::semantic::SemanticModels;
 pub struct CorruptSnapshot(pub String);
 
 /// Version of the snapshot layout and tables; a reader refuses other versions.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// Version of the search-index fields and analysis; part of the snapshot id,
 /// and a reader refuses a snapshot built with another.
@@ -379,18 +381,25 @@ fn open_semantic(dir: &Path, manifest: &Manifest, units: usize, files: usize) ->
         let head_len = |prefix: &[u8]| Model::head_len(prefix).map_err(|e| e.to_string());
         read_float_table(dir, manifest, name, Model::HEAD_PREFIX, head_len, Model::from_head_and_values)
     };
-    let semantic = SemanticModels {
-        units: model(crate::semantic::UNITS_TABLE)?,
-        files: model(crate::semantic::FILES_TABLE)?,
-        passages: read_float_table(
-            dir,
-            manifest,
-            crate::semantic::PASSAGES_TABLE,
-            UnitPassages::HEAD_PREFIX,
-            UnitPassages::head_len,
-            UnitPassages::from_head_and_values,
-        )?,
-    };
+    // The three tables are read and hashed on threads of their own: this
+    // runs inside a `OnceLock`'s initialiser, where work on the rayon pool
+    // could deadlock (see `Snapshot::units`), and plain threads cannot.
+    let (units_model, files_model, passages) = std::thread::scope(|scope| {
+        let files = scope.spawn(|| model(crate::semantic::FILES_TABLE));
+        let passages = scope.spawn(|| {
+            read_float_table(
+                dir,
+                manifest,
+                crate::semantic::PASSAGES_TABLE,
+                UnitPassages::HEAD_PREFIX,
+                UnitPassages::head_len,
+                UnitPassages::from_head_and_values,
+            )
+        });
+        let units = model(crate::semantic::UNITS_TABLE);
+        (units, files.join().expect("reading a table does not panic"), passages.join().expect("likewise"))
+    });
+    let semantic = SemanticModels { units: units_model?, files: files_model?, passages: passages? };
     if semantic.passages.units() != units || semantic.passages.dim() != semantic.units.dim() {
         return Err(CorruptSnapshot(format!(
             "snapshot is corrupted: its passage vectors cover {} units in {} dimensions, the tables {units} units and the model {}; re-run `fabdex index`",
@@ -477,51 +486,34 @@ fn read_decoded<T, E: std::fmt::Display>(
 }
 
 /// A table whose tail is little-endian `f32`s (the semantic models and the
-/// passage vectors): its head is read as bytes and its values straight into
-/// the vector that keeps them, and the digest is checked over both. Read
-/// whole and then decoded, labs' 26 MB of them were copied twice, into two
-/// sets of fresh pages; this reads them once.
+/// passage vectors): mapped and checked against its digest like any table,
+/// then its values are used where the mapping holds them ([`Floats`]), so
+/// that labs' 26 MB of them are neither copied nor given fresh pages. A
+/// table whose values are not aligned (or a machine that is not
+/// little-endian) gets a copy.
 fn read_float_table<T, E: std::fmt::Display>(
     dir: &Path,
     manifest: &Manifest,
     name: &str,
     head_prefix: usize,
     head_len: impl Fn(&[u8]) -> std::result::Result<usize, String>,
-    decode: impl FnOnce(&[u8], Vec<f32>) -> std::result::Result<T, E>,
+    decode: impl FnOnce(&[u8], Floats) -> std::result::Result<T, E>,
 ) -> Result<T> {
-    use std::io::Read;
     let path = dir.join(name);
     let corrupt = |what: String| -> anyhow::Error {
         CorruptSnapshot(format!("snapshot is corrupted: `{}`: {what}; re-run `fabdex index`", path.display())).into()
     };
-    let unreadable = |e: std::io::Error| -> anyhow::Error {
-        CorruptSnapshot(format!("snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`", path.display()))
-            .into()
-    };
-    let mut file = fs::File::open(&path).map_err(unreadable)?;
-    let size = file.metadata().map_err(unreadable)?.len();
-    let size = usize::try_from(size).map_err(|_| corrupt(format!("it is {size} bytes, past what memory holds")))?;
-    let mut head = vec![0u8; head_prefix.min(size)];
-    file.read_exact(&mut head).map_err(unreadable)?;
-    let head_size = head_len(&head).map_err(corrupt)?;
+    let bytes = read_table(dir, manifest, name)?;
+    let size = bytes.len();
+    let head_size = head_len(&bytes[..head_prefix.min(size)]).map_err(corrupt)?;
     if head_size > size || !(size - head_size).is_multiple_of(4) {
         return Err(corrupt(format!(
             "its header calls for {head_size} bytes and whole values, but it is {size} bytes"
         )));
     }
-    head.resize(head_size, 0);
-    file.read_exact(&mut head[head_prefix.min(size)..]).map_err(unreadable)?;
-    let mut values = vec![0f32; (size - head_size) / 4];
-    file.read_exact(bytemuck::cast_slice_mut(&mut values)).map_err(unreadable)?;
-    let mut hasher = blake3::Hasher::new();
-    hasher.update(&head);
-    hasher.update(bytemuck::cast_slice(&values));
-    let actual = format!("blake3:{}", hasher.finalize().to_hex());
-    check_digest_of(&path, &actual, manifest.tables.get(name))?;
-    if cfg!(target_endian = "big") {
-        values.iter_mut().for_each(|x| *x = f32::from_bits(u32::from_le(x.to_bits())));
-    }
-    decode(&head, values).map_err(|e| corrupt(e.to_string()))
+    let bytes: Arc<TableBytes> = Arc::new(bytes);
+    let floats = Floats::from_table(Arc::clone(&bytes) as fabdex_semantic::SharedBytes, head_size).map_err(corrupt)?;
+    decode(&bytes[..head_size], floats).map_err(|e| corrupt(e.to_string()))
 }
 
 fn check_digest(path: &Path, bytes: &[u8], expected: Option<&String>) -> Result<()> {

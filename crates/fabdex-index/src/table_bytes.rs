@@ -46,6 +46,12 @@ impl From<Vec<u8>> for TableBytes {
     }
 }
 
+impl AsRef<[u8]> for TableBytes {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
 impl Deref for TableBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {

@@ -22,6 +22,9 @@
 
 use std::collections::HashMap;
 
+mod floats;
+pub use floats::{Floats, SharedBytes};
+
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -74,9 +77,9 @@ pub struct Model {
     lookup: HashMap<String, u32>,
     idf: Vec<f32>,
     /// The projection (terms × dim, row-major), then the document vectors
-    /// (docs × dim, row-major): one vector, as stored, so that a reader
-    /// fills it straight from the file.
-    values: Vec<f32>,
+    /// (docs × dim, row-major): one run, as stored, so that a reader uses
+    /// it where the mapped table holds it.
+    values: Floats,
 }
 
 /// Sparse rows of a weighted matrix (compressed sparse rows).
@@ -220,7 +223,7 @@ impl Model {
 
         let (n_docs, n_terms) = (docs.len(), terms.len());
         let dim = opts.dim.min(n_docs.saturating_sub(1)).min(n_terms.saturating_sub(1));
-        let mut model = Model { dim: 0, docs: n_docs, terms, lookup, idf, values: Vec::new() };
+        let mut model = Model { dim: 0, docs: n_docs, terms, lookup, idf, values: Floats::default() };
         if dim == 0 {
             return model;
         }
@@ -263,8 +266,9 @@ impl Model {
             normalize(d);
         }
         model.dim = dim;
-        model.values = projection;
-        model.values.extend_from_slice(&vectors);
+        let mut values = projection;
+        values.extend_from_slice(&vectors);
+        model.values = Floats::Owned(values);
         model
     }
 
@@ -320,15 +324,21 @@ impl Model {
         self.vectors().chunks(self.dim).map(|d| d.iter().zip(query).map(|(a, b)| a * b).sum()).collect()
     }
 
-    /// The stored form: magic, header length, JSON header, then the projection and vectors as LE f32.
+    /// The stored form: magic, header length, JSON header, then the
+    /// projection and vectors as LE f32. The header is padded with spaces
+    /// so that the values start at a multiple of 4 bytes, where a mapped
+    /// table's values can be used in place.
     pub fn to_bytes(&self) -> Vec<u8> {
         let header = Header { dim: self.dim, docs: self.docs, terms: self.terms.clone(), idf: self.idf.clone() };
-        let header = serde_json::to_vec(&header).expect("a header always serializes");
+        let mut header = serde_json::to_vec(&header).expect("a header always serializes");
+        while !(MAGIC.len() + 8 + header.len()).is_multiple_of(4) {
+            header.push(b' ');
+        }
         let mut out = Vec::with_capacity(MAGIC.len() + 8 + header.len() + 4 * self.values.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(header.len() as u64).to_le_bytes());
         out.extend_from_slice(&header);
-        for x in &self.values {
+        for x in self.values.iter() {
             out.extend_from_slice(&x.to_le_bytes());
         }
         out
@@ -347,8 +357,9 @@ impl Model {
         if !floats.len().is_multiple_of(4) {
             return Err(DecodeError(format!("{} bytes of vectors, not a whole number of values", floats.len())));
         }
-        let values = floats.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
-        Model::from_head_and_values(&bytes[..head], values)
+        let values: Vec<f32> =
+            floats.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+        Model::from_head_and_values(&bytes[..head], values.into())
     }
 
     /// How many bytes of the stored form come before its values, read from
@@ -372,7 +383,7 @@ impl Model {
 
     /// The model from the stored form's head (its first [`Model::head_len`]
     /// bytes) and its values, already read as `f32`s.
-    pub fn from_head_and_values(head: &[u8], values: Vec<f32>) -> Result<Model, DecodeError> {
+    pub fn from_head_and_values(head: &[u8], values: Floats) -> Result<Model, DecodeError> {
         if Model::head_len(head)? != head.len() {
             return Err(DecodeError("the header is not where its length says".into()));
         }
@@ -452,6 +463,16 @@ mod tests {
         assert_eq!(a.to_bytes(), b.to_bytes());
         let back = Model::from_bytes(&a.to_bytes()).unwrap();
         assert_eq!(back, a);
+        // The values start at a multiple of 4 bytes, so a mapped table's are used in place.
+        for dim in 1..=4 {
+            let bytes = Model::fit(&corpus(), &FitOptions { dim, ..FitOptions::default() }).to_bytes();
+            assert!(Model::head_len(&bytes).unwrap().is_multiple_of(4), "dim {dim}");
+            let shared: SharedBytes = std::sync::Arc::new(bytes.clone());
+            let head = Model::head_len(&bytes).unwrap();
+            let values = Floats::from_table(shared, head).unwrap();
+            let model = Model::from_head_and_values(&bytes[..head], values).unwrap();
+            assert_eq!(model.to_bytes(), bytes);
+        }
     }
 
     #[test]
