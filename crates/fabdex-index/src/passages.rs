@@ -60,11 +60,14 @@ impl PassageVectors {
     /// with its passages, or −∞ for a unit without any. Units are shared over
     /// the rayon pool.
     pub fn best_cosines(&self, query: &[f32]) -> Vec<f32> {
+        // The values are looked up once, not once per unit (a mapped table's
+        // are a checked cast each time).
+        let vectors: &[f32] = &self.vectors;
         (0..self.units())
             .into_par_iter()
             .with_min_len(256)
             .map(|u| {
-                self.vectors(u)
+                vectors[self.starts[u] * self.dim..self.starts[u + 1] * self.dim]
                     .chunks_exact(self.dim.max(1))
                     .map(|v| fabdex_embed::cosine(v, query))
                     .fold(f32::NEG_INFINITY, f32::max)

@@ -34,6 +34,12 @@ fn main() {
         let t = Instant::now();
         engine.snapshot().semantic().unwrap();
         lap("semantic models", t);
+        let t = Instant::now();
+        engine.snapshot().patterns.programs.decode_all().unwrap();
+        lap("decode program rows", t);
+        let t = Instant::now();
+        engine.snapshot().patterns.files.decode_all().unwrap();
+        lap("decode file rows", t);
         let ask = fabdex_query::PatternQuery { text: "todo list".into(), ..Default::default() };
         let t = Instant::now();
         engine.search_patterns(&ask).unwrap();
