@@ -170,6 +170,31 @@ fn history_is_filtered_by_default_and_demoted_when_included() {
     assert!(prefixed.hits.iter().all(|h| h.address.starts_with("doc:docs/common/conventions/")));
 }
 
+/// A command decodes the rows it answers from, not the table: this is what
+/// makes a CLI call cost about as much as `grep` (docs/performance.md).
+#[test]
+fn reads_and_searches_decode_only_the_rows_they_use() {
+    let ws = Workspace::with_corpus();
+    ws.build();
+    let engine = ws.engine();
+    let docs = &engine.snapshot().docs;
+    let (sections, links) = (docs.sections.len(), docs.links.len());
+    assert!(sections > 100 && links > 50, "{sections} sections, {links} links");
+    assert_eq!((docs.sections.decoded(), docs.links.decoded()), (0, 0), "opening decodes no row");
+    engine.read("doc:docs/common/conventions/wish.md#result-shape", None, None).unwrap();
+    assert_eq!(docs.sections.decoded(), 1, "a read decodes its own section");
+    let outline = engine.outline("doc:docs/common/conventions/wish.md").unwrap();
+    assert_eq!(docs.sections.decoded(), outline.sections.len(), "an outline decodes its file's sections");
+    let related = engine.related("doc:docs/common/conventions/wish.md#result-shape").unwrap();
+    let touched = related.outgoing.len() + related.backlinks.len();
+    assert_eq!(docs.links.decoded(), touched, "related decodes the links it shows");
+    let before = docs.sections.decoded();
+    let hits = search(&engine, "what does wish return when nothing matches", 5).hits.len();
+    let after = docs.sections.decoded();
+    assert!(after - before <= hits + 5, "a search decoded {} rows for {hits} hits", after - before);
+    assert!(after < sections / 4, "{after} of {sections} rows decoded");
+}
+
 #[test]
 fn outline_and_related_navigate_the_link_graph() {
     let ws = Workspace::with_corpus();
