@@ -220,3 +220,21 @@ fn the_patterns_table_opens_without_decoding_and_its_columns_match_its_rows() {
         }
     }
 }
+
+/// `fabdex verify` checks the TS/TSX sources' blobs too, not only the Markdown's.
+#[test]
+fn verify_checks_the_pattern_sources() {
+    let ws = Workspace::with_corpus();
+    let report = ws.build();
+    let (id, verified) = fabdex_index::verify_published(&ws.index_dir()).unwrap();
+    assert_eq!(id, report.snapshot_id);
+    let engine = ws.engine();
+    let snap = engine.snapshot();
+    assert_eq!(verified.blobs, snap.docs.files.len() + snap.patterns.files.len());
+    let source = snap.patterns.files.iter().find(|f| f.path.ends_with("mail-reader.tsx")).unwrap();
+    let blob = snap.blobs.path_of(&source.digest).unwrap();
+    drop(engine);
+    fs::write(&blob, "tampered").unwrap();
+    let err = fabdex_index::verify_published(&ws.index_dir()).unwrap_err();
+    assert!(format!("{err:#}").contains("corrupt"), "{err:#}");
+}

@@ -309,6 +309,11 @@ impl Snapshot {
             self.blobs.get(&f.digest)?;
             blobs += 1;
         }
+        // The TS/TSX sources are read from the same store (`read pattern:…`).
+        for f in self.patterns.files.iter() {
+            self.blobs.get(&f.digest)?;
+            blobs += 1;
+        }
         Ok(Verified { tables: self.manifest.tables.len(), search_files: self.manifest.search_files.len(), blobs })
     }
 
