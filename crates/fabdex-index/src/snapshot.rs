@@ -363,7 +363,8 @@ fn check_versions(dir: &Path, manifest: &Manifest) -> Result<()> {
 fn open_search(dir: &Path, manifest: &Manifest) -> Result<tantivy::Index> {
     for (name, digest) in &manifest.search_files {
         let path = dir.join("search").join(name);
-        let bytes = fs::read(&path).map_err(|e| {
+        // Mapped, as the tables are: tantivy maps them again to search them.
+        let bytes = TableBytes::open(&path).map_err(|e| {
             CorruptSnapshot(format!(
                 "snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`",
                 path.display()

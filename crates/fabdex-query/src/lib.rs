@@ -44,6 +44,38 @@ pub use search::{
     DENSE_SYMBOL_SCALE, EmbeddedQuery, Hit, HybridWeights, RetrievalMode, ScoreParts, SearchDocs, SearchResult, Why,
 };
 
+/// Sections and links as a graph: children, and links in and out.
+pub(crate) struct Graph {
+    /// Section → its child sections.
+    pub(crate) children: Vec<Vec<u32>>,
+    /// Section → links (indices) that resolve to it.
+    pub(crate) backlinks: Vec<Vec<u32>>,
+    /// Section → links (indices) written in it.
+    pub(crate) outgoing: Vec<Vec<u32>>,
+}
+
+impl Graph {
+    fn of(docs: &fabdex_index::docs_table::Docs) -> Graph {
+        let n = docs.sections.len();
+        let mut children = vec![Vec::new(); n];
+        for i in 0..n as u32 {
+            if let Some(p) = docs.section_parent(i) {
+                children[p as usize].push(i);
+            }
+        }
+        let mut backlinks = vec![Vec::new(); n];
+        let mut outgoing = vec![Vec::new(); n];
+        for i in 0..docs.links.len() as u32 {
+            let (from, to) = docs.link_ends(i);
+            outgoing[from as usize].push(i);
+            if let Some(t) = to {
+                backlinks[t as usize].push(i);
+            }
+        }
+        Graph { children, backlinks, outgoing }
+    }
+}
+
 /// An opened snapshot with the lookups queries need.
 pub struct Engine {
     snap: Snapshot,
@@ -54,12 +86,9 @@ pub struct Engine {
     sections: HashMap<String, u32>,
     /// `<root>/<path>` → file index.
     files: HashMap<String, u32>,
-    /// Section → its child sections.
-    children: Vec<Vec<u32>>,
-    /// Section → links (indices) that resolve to it.
-    backlinks: Vec<Vec<u32>>,
-    /// Section → links (indices) written in it.
-    outgoing: Vec<Vec<u32>>,
+    /// The link graph, built from the docs table's columns by the first
+    /// `related` (the other reads never need it).
+    graph: std::sync::OnceLock<Graph>,
     /// Term statistics of every program, built by the first pattern search:
     /// on labs' patterns they take 28 ms, which no other command needs.
     pattern_index: std::sync::OnceLock<pattern_search::PatternIndex>,
@@ -94,29 +123,12 @@ impl Engine {
         let n = docs.sections.len();
         let sections = (0..n as u32).map(|i| (docs.section_address(i).to_string(), i)).collect();
         let files = docs.files.iter().enumerate().map(|(i, f)| (format!("{}/{}", f.root, f.path), i as u32)).collect();
-        let mut children = vec![Vec::new(); n];
-        for i in 0..n as u32 {
-            if let Some(p) = docs.section_parent(i) {
-                children[p as usize].push(i);
-            }
-        }
-        let mut backlinks = vec![Vec::new(); n];
-        let mut outgoing = vec![Vec::new(); n];
-        for i in 0..docs.links.len() as u32 {
-            let (from, to) = docs.link_ends(i);
-            outgoing[from as usize].push(i);
-            if let Some(t) = to {
-                backlinks[t as usize].push(i);
-            }
-        }
         Ok(Engine {
             snap,
             search: std::sync::OnceLock::new(),
             sections,
             files,
-            children,
-            backlinks,
-            outgoing,
+            graph: std::sync::OnceLock::new(),
             pattern_index: std::sync::OnceLock::new(),
             symbols: std::sync::OnceLock::new(),
             hybrid: Default::default(),
@@ -143,6 +155,11 @@ impl Engine {
         // it, and the first to finish fills the cell.
         let built = pattern_search::PatternIndex::build(&self.snap.patterns.programs);
         self.pattern_index.get_or_init(|| built)
+    }
+
+    /// The link graph, built on first use.
+    pub(crate) fn graph(&self) -> &Graph {
+        self.graph.get_or_init(|| Graph::of(&self.snap.docs))
     }
 
     /// The symbol table, built on first use.

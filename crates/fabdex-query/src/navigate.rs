@@ -136,6 +136,7 @@ impl Engine {
         let idx = resolved.section.expect("a section address resolves to a section");
         let rows = &self.snap.docs.sections;
         let row = &rows[idx as usize];
+        let graph = self.graph();
         let sref = |i: u32| SectionRef {
             address: rows[i as usize].address.clone(),
             heading: rows[i as usize].section.heading.clone(),
@@ -149,7 +150,7 @@ impl Engine {
             items.into_iter().take(max).collect()
         };
         let siblings: Vec<u32> = match row.parent_row {
-            Some(p) => self.children[p as usize].iter().copied().filter(|&c| c != idx).collect(),
+            Some(p) => graph.children[p as usize].iter().copied().filter(|&c| c != idx).collect(),
             None => {
                 let f = &self.snap.docs.files[row.file as usize];
                 (f.first_section..f.first_section + f.section_count)
@@ -159,10 +160,10 @@ impl Engine {
                     .collect()
             }
         };
-        let children = bounded("children", self.children[idx as usize].clone());
+        let children = bounded("children", graph.children[idx as usize].clone());
         let siblings = bounded("siblings", siblings);
-        let outgoing = bounded("outgoing", self.outgoing[idx as usize].clone());
-        let backlinks = bounded("backlinks", self.backlinks[idx as usize].clone());
+        let outgoing = bounded("outgoing", graph.outgoing[idx as usize].clone());
+        let backlinks = bounded("backlinks", graph.backlinks[idx as usize].clone());
         let link = |i: u32| {
             let l = &self.snap.docs.links[i as usize];
             RelatedLink {
