@@ -116,7 +116,7 @@ pub struct EncodeStats {
 }
 
 impl UnitEmbeddings {
-    fn new(header: EmbeddingsHeader, counts: Vec<u32>, vectors: Vec<f32>) -> Self {
+    fn new(header: EmbeddingsHeader, counts: Vec<u32>, vectors: impl Into<fabdex_semantic::Floats>) -> Self {
         let passages = PassageVectors::from_counts(header.model.dim, &counts, vectors);
         UnitEmbeddings { header, passages }
     }
@@ -150,7 +150,13 @@ impl UnitEmbeddings {
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
-        let header = serde_json::to_vec(&self.header).expect("header serialises");
+        let mut header = serde_json::to_vec(&self.header).expect("header serialises");
+        // Spaces after the JSON, so that the counts and then the vectors
+        // start at a multiple of 4 bytes and a mapped table's vectors are
+        // used in place.
+        while !(MAGIC.len() + 4 + header.len()).is_multiple_of(4) {
+            header.push(b' ');
+        }
         let mut out = Vec::with_capacity(MAGIC.len() + 4 + header.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&(header.len() as u32).to_le_bytes());
@@ -160,6 +166,21 @@ impl UnitEmbeddings {
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let (header, counts, vectors_at) = Self::parse(bytes)?;
+        Ok(UnitEmbeddings::new(header, counts, crate::passages::f32s(&bytes[vectors_at..])))
+    }
+
+    /// The table from a mapped (or read) file: its vectors used where the
+    /// mapping holds them when they are aligned, copied otherwise.
+    pub fn from_shared(bytes: fabdex_semantic::SharedBytes) -> Result<Self> {
+        let (header, counts, vectors_at) = Self::parse((*bytes).as_ref())?;
+        let vectors = fabdex_semantic::Floats::from_table(bytes, vectors_at).map_err(anyhow::Error::msg)?;
+        Ok(UnitEmbeddings::new(header, counts, vectors))
+    }
+
+    /// The header, the passage counts and where the vectors start, checked
+    /// against the table's length.
+    fn parse(bytes: &[u8]) -> Result<(EmbeddingsHeader, Vec<u32>, usize)> {
         if bytes.starts_with(EARLIER_MAGIC) {
             return Err(EarlierTable.into());
         }
@@ -194,7 +215,7 @@ impl UnitEmbeddings {
                 header.passages * header.model.dim * 4
             );
         }
-        Ok(UnitEmbeddings::new(header, counts, crate::passages::f32s(floats)))
+        Ok((header, counts, counts_end))
     }
 }
 
@@ -472,6 +493,13 @@ mod tests {
         assert_eq!((back.passages(0), back.passages(1)), (1, 2));
         assert_eq!(back.vectors(1), &[0.0, 1.0, 0.6, 0.8]);
         assert_eq!(back.similarities(&[0.0, 1.0]), vec![0.0, 1.0], "a unit scores its best passage");
+        // The vectors start at a multiple of 4 bytes, and a shared table reads the same.
+        let bytes = table.to_bytes();
+        let (_, _, vectors_at) = UnitEmbeddings::parse(&bytes).unwrap();
+        assert!(vectors_at.is_multiple_of(4), "vectors at byte {vectors_at}");
+        let shared = UnitEmbeddings::from_shared(std::sync::Arc::new(bytes)).unwrap();
+        assert_eq!(shared.vectors(1), back.vectors(1));
+        assert_eq!(shared.similarities(&[0.0, 1.0]), back.similarities(&[0.0, 1.0]));
 
         let mut bytes = table.to_bytes();
         bytes[..8].copy_from_slice(EARLIER_MAGIC);

@@ -439,8 +439,8 @@ fn read_embeddings(
         return Ok(None);
     }
     let path = dir.join(name);
-    let bytes = read_table(dir, manifest, name)?;
-    let table = match crate::embeddings::UnitEmbeddings::from_bytes(&bytes) {
+    let bytes: Arc<TableBytes> = Arc::new(read_table(dir, manifest, name)?);
+    let table = match crate::embeddings::UnitEmbeddings::from_shared(bytes) {
         Ok(table) => table,
         Err(e) if e.is::<crate::embeddings::EarlierTable>() => bail!(
             "snapshot `{}` was built by an earlier fabdex: its sentence embeddings (`{}`) hold one vector per unit, and this one reads passages; re-run `fabdex index`",
