@@ -260,10 +260,7 @@ pub fn encode(docs: &DocsTable) -> Vec<u8> {
 /// to decode on first use.
 pub fn decode(bytes: impl Into<TableBytes>) -> Result<Docs, String> {
     let bytes = Arc::new(bytes.into());
-    let mut r = Reader { bytes: &bytes, at: 0 };
-    if r.take(MAGIC.len(), "its magic")? != MAGIC {
-        return Err("not a docs table of this format (its first bytes are not `FDXROWS1`)".into());
-    }
+    let mut r = Reader::after_magic(&bytes, MAGIC, "docs table")?;
     let files: Vec<DocFileRow> =
         serde_json::from_slice(r.blob("the file rows")?).map_err(|e| format!("the file rows do not decode: {e}"))?;
     let sections = r.u32("the section count")? as usize;
@@ -276,9 +273,7 @@ pub fn decode(bytes: impl Into<TableBytes>) -> Result<Docs, String> {
     let links = r.u32("the link count")? as usize;
     let link_refs = pairs(&r.u32s(links * 2, "the link columns")?);
     let link_rows = r.pieces(links, "link row")?;
-    if r.at != bytes.len() {
-        return Err(format!("{} bytes follow the link rows", bytes.len() - r.at));
-    }
+    r.finish("the link rows")?;
     check_references(&files, &section_refs, &link_refs)?;
     check_units(&units, &files, &section_refs)?;
     Ok(Docs {

@@ -109,10 +109,7 @@ pub fn encode(table: &PatternsTable) -> Vec<u8> {
 /// digest): the columns checked, the rows left to decode on first use.
 pub fn decode(bytes: impl Into<TableBytes>) -> Result<Patterns, String> {
     let bytes = Arc::new(bytes.into());
-    let mut r = Reader { bytes: &bytes, at: 0 };
-    if r.take(MAGIC.len(), "its magic")? != MAGIC {
-        return Err("not a patterns table of this format (its first bytes are not `FDXPATS1`)".into());
-    }
+    let mut r = Reader::after_magic(&bytes, MAGIC, "patterns table")?;
     let files = r.u32("the source file count")? as usize;
     let file_keys = r.strings(files, "source file key")?;
     let file_rows = r.pieces(files, "source file row")?;
@@ -120,9 +117,7 @@ pub fn decode(bytes: impl Into<TableBytes>) -> Result<Patterns, String> {
     let pattern_ids = r.strings(programs, "pattern id")?;
     let aliases = r.strings(programs, "aliases")?;
     let program_rows = r.pieces(programs, "program row")?;
-    if r.at != bytes.len() {
-        return Err(format!("{} bytes follow the program rows", bytes.len() - r.at));
-    }
+    r.finish("the program rows")?;
     Ok(Patterns {
         files: Rows::new(&bytes, file_rows, Vec::new()),
         programs: Rows::new(&bytes, program_rows, Vec::new()),

@@ -149,6 +149,24 @@ pub(crate) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// A reader past the table's magic, or the error naming the table and the magic it lacks.
+    pub(crate) fn after_magic(bytes: &'a [u8], magic: &[u8; 8], table: &str) -> Result<Reader<'a>, String> {
+        let mut r = Reader { bytes, at: 0 };
+        if r.take(magic.len(), "its magic")? != magic {
+            let magic = String::from_utf8_lossy(magic);
+            return Err(format!("not a {table} of this format (its first bytes are not `{magic}`)"));
+        }
+        Ok(r)
+    }
+
+    /// Every byte was read: the last part, `last`, ends the table.
+    pub(crate) fn finish(&self, last: &str) -> Result<(), String> {
+        match self.bytes.len() - self.at {
+            0 => Ok(()),
+            extra => Err(format!("{extra} bytes follow {last}")),
+        }
+    }
+
     pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
         let end = end.ok_or_else(|| format!("the table ends inside {what}"))?;
