@@ -238,3 +238,57 @@ fn verify_checks_the_pattern_sources() {
     let err = fabdex_index::verify_published(&ws.index_dir()).unwrap_err();
     assert!(format!("{err:#}").contains("corrupt"), "{err:#}");
 }
+
+/// Pattern search's term table holds exactly what analysing each program's
+/// fields gives, a search decodes only the rows of the hits it shows, and a
+/// damaged table fails the search (naming it) but not `inspect`.
+#[test]
+fn pattern_search_ranks_from_the_term_table_and_decodes_only_its_hits() {
+    use fabdex_index::pattern_terms::{FIELDS, field_texts};
+    use fabdex_query::{Engine, PatternQuery, QueryError};
+    let ws = Workspace::with_corpus();
+    let report = ws.build();
+    let engine = ws.engine();
+    let snap = engine.snapshot();
+    let query = PatternQuery { text: "mail inbox reader".into(), limit: Some(3), ..Default::default() };
+    let found = engine.search_patterns(&query).unwrap();
+    assert_eq!(found.hits.len(), 3);
+    assert!(found.matched > 3, "{}", found.matched);
+    assert_eq!(snap.patterns.programs.decoded(), 3, "only the shown hits' rows are decoded");
+
+    let table = snap.pattern_terms().unwrap();
+    assert_eq!(table.programs(), snap.patterns.programs.len());
+    let mut postings = 0;
+    for (program, row) in snap.patterns.programs.iter().enumerate() {
+        for (fi, text) in field_texts(row).iter().enumerate() {
+            let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+            fabdex_index::search_schema::for_each_term(text, |t| *counts.entry(t.to_string()).or_default() += 1);
+            assert_eq!(table.len_of(program, fi), counts.values().sum::<u32>(), "{} {:?}", row.entry, FIELDS[fi]);
+            for (term, tf) in counts {
+                let (_, list) = table.term(&term).unwrap();
+                let hit = list.iter().find(|p| p.program as usize == program && p.field == FIELDS[fi]);
+                assert_eq!(hit.map(|p| p.frequency), Some(tf), "{term} in {} {:?}", row.entry, FIELDS[fi]);
+                postings += 1;
+            }
+        }
+        assert_eq!(table.facets(program).entry, row.entry);
+        assert_eq!(table.facets(program).hashtags, row.hashtags);
+        assert!(table.vector(program).is_some() || table.dim() == 0);
+    }
+    assert!(postings > 500, "{postings}");
+    drop(engine);
+
+    let path = ws.index_dir().join("snapshots").join(&report.snapshot_id).join(fabdex_index::pattern_terms::PATH);
+    let mut bytes = fs::read(&path).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    fs::write(&path, bytes).unwrap();
+    let engine = Engine::open_index(&ws.index_dir()).unwrap();
+    let id = engine.snapshot().patterns.pattern_id(0).to_string();
+    assert!(engine.inspect(&id).is_ok(), "inspect needs no term table");
+    let err = engine.search_patterns(&query).unwrap_err();
+    assert!(matches!(err, QueryError::Corrupt(_)) && err.to_string().contains("pattern_terms.bin"), "{err}");
+    drop(engine);
+    let err = fabdex_index::verify_published(&ws.index_dir()).unwrap_err();
+    assert!(format!("{err:#}").contains("pattern_terms.bin"), "{err:#}");
+}

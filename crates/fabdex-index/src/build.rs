@@ -699,6 +699,12 @@ fn write_snapshot(
     counts.semantic_vocabulary = models.units.vocabulary() as u64;
     phases.insert("semantic".into(), lap(&mut clock));
 
+    // Pattern search's term table, with each program's vector in the units model's space.
+    let bytes = crate::pattern_terms::encode(&patterns.programs, &models.units);
+    write_file(staging.join(crate::pattern_terms::PATH), &bytes)?;
+    tables.insert(crate::pattern_terms::PATH.to_string(), digest_bytes(&bytes));
+    phases.insert("pattern_terms".into(), lap(&mut clock));
+
     // Sentence embeddings, when a model was given.
     let mut embeddings_report = None;
     if let Some(encoder) = encoder {

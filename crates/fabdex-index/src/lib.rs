@@ -29,6 +29,7 @@ pub mod embeddings;
 pub mod links;
 pub mod own_text;
 pub mod passages;
+pub mod pattern_terms;
 pub mod patterns;
 pub mod patterns_table;
 pub mod profiles;

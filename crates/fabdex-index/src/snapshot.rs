@@ -27,7 +27,7 @@ use crate::semantic::SemanticModels;
 pub struct CorruptSnapshot(pub String);
 
 /// Version of the snapshot layout and tables; a reader refuses other versions.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 /// Version of the search-index fields and analysis; part of the snapshot id,
 /// and a reader refuses a snapshot built with another.
@@ -177,6 +177,7 @@ pub struct Snapshot {
     semantic: std::sync::OnceLock<Lazy<SemanticModels>>,
     embeddings: std::sync::OnceLock<Lazy<Option<crate::embeddings::UnitEmbeddings>>>,
     program_embeddings: std::sync::OnceLock<Lazy<Option<crate::embeddings::UnitEmbeddings>>>,
+    pattern_terms: std::sync::OnceLock<Lazy<crate::pattern_terms::PatternTerms>>,
 }
 
 /// A part opened on first use: the part, or why it could not be (kept so
@@ -241,6 +242,7 @@ impl Snapshot {
             semantic: Default::default(),
             embeddings: Default::default(),
             program_embeddings: Default::default(),
+            pattern_terms: Default::default(),
         })
     }
 
@@ -279,6 +281,24 @@ impl Snapshot {
             .map(Option::as_ref)
     }
 
+    /// The term table of pattern search, checked on first use.
+    pub fn pattern_terms(&self) -> Result<&crate::pattern_terms::PatternTerms> {
+        lazy(&self.pattern_terms, || {
+            let name = crate::pattern_terms::PATH;
+            let table = read_decoded(&self.dir, &self.manifest, name, |b| crate::pattern_terms::decode(&b))?;
+            let programs = self.patterns.programs.len();
+            if table.programs() != programs {
+                return Err(CorruptSnapshot(format!(
+                    "snapshot is corrupted: `{}` covers {} programs, the patterns table {programs}; re-run `fabdex index`",
+                    self.dir.join(name).display(),
+                    table.programs(),
+                ))
+                .into());
+            }
+            Ok(table)
+        })
+    }
+
     /// Whether the index holds sentence embeddings of its units (without reading them).
     pub fn has_embeddings(&self) -> bool {
         self.manifest.tables.contains_key(crate::embeddings::TABLE)
@@ -304,6 +324,7 @@ impl Snapshot {
         self.semantic()?;
         self.embeddings()?;
         self.program_embeddings()?;
+        self.pattern_terms()?;
         let mut blobs = 0;
         for f in &self.docs.files {
             self.blobs.get(&f.digest)?;

@@ -89,9 +89,6 @@ pub struct Engine {
     /// The link graph, built from the docs table's columns by the first
     /// `related` (the other reads never need it).
     graph: std::sync::OnceLock<Graph>,
-    /// Term statistics of every program, built by the first pattern search:
-    /// on labs' patterns they take 28 ms, which no other command needs.
-    pattern_index: std::sync::OnceLock<pattern_search::PatternIndex>,
     /// The symbol table: lowercased API name → (its spelling, the first
     /// unit of each defining section), built from the docs table's columns
     /// by the first search.
@@ -129,7 +126,6 @@ impl Engine {
             sections,
             files,
             graph: std::sync::OnceLock::new(),
-            pattern_index: std::sync::OnceLock::new(),
             symbols: std::sync::OnceLock::new(),
             hybrid: Default::default(),
             fuse_clauses: true,
@@ -143,18 +139,6 @@ impl Engine {
     /// Change the hybrid ranking's weights (ablations and tuning; the defaults are documented in docs/ranking.md).
     pub fn set_hybrid_weights(&mut self, weights: HybridWeights) {
         self.hybrid = weights;
-    }
-
-    /// The programs' term statistics, built on first use.
-    pub(crate) fn pattern_index(&self) -> &pattern_search::PatternIndex {
-        if let Some(index) = self.pattern_index.get() {
-            return index;
-        }
-        // Built (over the rayon pool) outside the cell, for the reason
-        // `Snapshot::units` gives; two first searches at once may both build
-        // it, and the first to finish fills the cell.
-        let built = pattern_search::PatternIndex::build(&self.snap.patterns.programs);
-        self.pattern_index.get_or_init(|| built)
     }
 
     /// The link graph, built on first use.

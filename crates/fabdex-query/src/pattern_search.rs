@@ -1,18 +1,21 @@
 //! Pattern search: text, tags and contracts, with a fit verdict per hit.
 //!
-//! Every program is scored with BM25 over five fields (name, description,
-//! tags, result contract, argument contract), each with its own weight, so a
-//! word found in what a pattern *returns* counts for more than the same word
-//! in prose about it. Contract requests (`--returns`, `--accepts`) and the
+//! Every program is scored with BM25F over twelve weighted fields (its
+//! name, description, tags, contracts and profile), read from the
+//! snapshot's term table (`fabdex_index::pattern_terms`), so a search
+//! analyses no program text and decodes only the rows it shows. A word found
+//! in what a pattern *returns* counts for more than the same word in prose
+//! about it. Contract requests (`--returns`, `--accepts`) and the
 //! caller's handles (`--have`) are then checked against the schemas and
 //! reported as the `fit` verdict: a close textual match and a component that
 //! meets the task look different in the answer, not only in the score.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
+pub(crate) use fabdex_index::pattern_terms::effective_schemas;
+use fabdex_index::pattern_terms::{FIELDS, Field, PatternTerms, ProgramFacets};
 use fabdex_index::profiles::tier_factor;
-use fabdex_index::rows::Rows;
-use fabdex_index::search_schema::{for_each_term, terms};
+use fabdex_index::search_schema::terms;
 use fabdex_model::Limits;
 use fabdex_model::registry::{PatternKind, Quality};
 use fabdex_model::ts::{DocRole, ProgramRow};
@@ -22,90 +25,14 @@ use serde_json::Value;
 use crate::patterns::render_type;
 use crate::{Engine, QueryError};
 
-/// The searchable fields of a program and their weights.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Field {
-    /// The entry's file and folder names, split into words.
-    Name,
-    /// JSDoc of the pattern or its result type (a record's own description).
-    Description,
-    Tags,
-    Result,
-    Argument,
-    /// Catalog sections that name the entry: heading and prose.
-    Catalog,
-    /// Keywords listed by the catalog or README.
-    Keywords,
-    /// A README beside the entry.
-    Readme,
-    /// Lines of other docs that link to the entry.
-    Links,
-    /// The entry's module comment.
-    ModuleDoc,
-    /// `[NAME]` and the text a user sees in the JSX.
-    Ui,
-    /// Handler and action names.
-    Actions,
-}
-
-pub(crate) const FIELDS: [Field; 12] = [
-    Field::Name,
-    Field::Description,
-    Field::Tags,
-    Field::Result,
-    Field::Argument,
-    Field::Catalog,
-    Field::Keywords,
-    Field::Readme,
-    Field::Links,
-    Field::ModuleDoc,
-    Field::Ui,
-    Field::Actions,
-];
-const N_FIELDS: usize = FIELDS.len();
-
-impl Field {
-    fn weight(self) -> f64 {
-        match self {
-            Field::Name => 1.5,
-            Field::Description => 1.0,
-            Field::Tags => 1.5,
-            Field::Result => 2.0,
-            Field::Argument => 1.0,
-            Field::Catalog => 1.5,
-            Field::Keywords => 2.0,
-            Field::Readme => 0.8,
-            Field::Links => 0.6,
-            Field::ModuleDoc => 1.0,
-            Field::Ui => 1.0,
-            Field::Actions => 0.8,
-        }
-    }
-    fn label(self) -> &'static str {
-        match self {
-            Field::Name => "name",
-            Field::Description => "description",
-            Field::Tags => "tags",
-            Field::Result => "result contract",
-            Field::Argument => "argument contract",
-            Field::Catalog => "catalog",
-            Field::Keywords => "keywords",
-            Field::Readme => "readme",
-            Field::Links => "linked from",
-            Field::ModuleDoc => "module doc",
-            Field::Ui => "ui text",
-            Field::Actions => "actions",
-        }
-    }
-    /// Which lever of [`PatternLevers`] the field belongs to.
-    fn enabled(self, l: &PatternLevers) -> bool {
-        match self {
-            Field::Catalog | Field::Keywords => l.catalog,
-            Field::Readme => l.readme,
-            Field::Links => l.links,
-            Field::ModuleDoc | Field::Ui | Field::Actions => l.own_text,
-            _ => true,
-        }
+/// Which lever of [`PatternLevers`] a field belongs to.
+fn field_enabled(field: Field, l: &PatternLevers) -> bool {
+    match field {
+        Field::Catalog | Field::Keywords => l.catalog,
+        Field::Readme => l.readme,
+        Field::Links => l.links,
+        Field::ModuleDoc | Field::Ui | Field::Actions => l.own_text,
+        _ => true,
     }
 }
 
@@ -145,26 +72,6 @@ impl Default for PatternLevers {
     }
 }
 
-/// Terms of one program, per field.
-#[derive(Debug, Default)]
-pub(crate) struct PatternDoc {
-    fields: [HashMap<String, u32>; N_FIELDS],
-    lens: [u32; N_FIELDS],
-}
-
-/// The in-memory pattern index: built by the first pattern search of an engine.
-#[derive(Debug, Default)]
-pub(crate) struct PatternIndex {
-    docs: Vec<PatternDoc>,
-    /// Documents containing a term, in any field.
-    df: HashMap<String, u32>,
-    avg_len: [f64; N_FIELDS],
-    /// Each program's vector in the snapshot's corpus-learned semantic
-    /// space (its weighted field terms, embedded by the units model); made
-    /// on the first search that needs them, so opening stays cheap.
-    vectors: std::sync::OnceLock<Vec<Option<Vec<f32>>>>,
-}
-
 /// Weight of the semantic similarity (cosine, 0–1) beside the BM25F score.
 const SEMANTIC_WEIGHT: f64 = 4.0;
 /// A program no query word matched is still a candidate when its semantic
@@ -177,203 +84,45 @@ pub const PATTERN_DENSE_WEIGHT: f64 = 24.0;
 /// sentence-embedding cosine reaches this.
 const DENSE_ALONE: f32 = 0.40;
 
-/// The text of each field of a program, in [`FIELDS`] order.
-pub(crate) fn field_texts(p: &ProgramRow) -> [String; N_FIELDS] {
-    let (arg, res, _) = effective_schemas(p);
-    let name = p.entry.rsplit('/').next().unwrap_or(&p.entry).split('.').next().unwrap_or("");
-    let prof = &p.profile;
-    let notes = |role: DocRole| {
-        prof.docs.iter().filter(|n| n.role == role).map(|n| format!("{} {}", n.heading, n.text)).collect::<Vec<_>>()
-    };
-    let keywords: Vec<&str> = prof
-        .docs
-        .iter()
-        .filter(|n| matches!(n.role, DocRole::Catalog | DocRole::Readme))
-        .flat_map(|n| n.keywords.iter().map(String::as_str))
-        .collect();
-    let ui: Vec<&str> = prof.own.names.iter().chain(&prof.own.ui).map(String::as_str).collect();
-    [
-        format!("{name} {}", p.aliases.join(" ").replace(['/', '.', '-', '_'], " ")),
-        p.description.clone().unwrap_or_default(),
-        p.hashtags.join(" ").replace('#', " "),
-        contract_text(res),
-        contract_text(arg),
-        notes(DocRole::Catalog).join(" "),
-        keywords.join(" ").replace(['-', '_'], " "),
-        notes(DocRole::Readme).join(" "),
-        notes(DocRole::Link).join(" "),
-        prof.own.module_doc.clone().unwrap_or_default(),
-        ui.join(" . "),
-        prof.own.actions.join(" "),
-    ]
+/// Each program's cosine with the query in the corpus-learned semantic
+/// space (0 when either has no vector); the programs' vectors were made at
+/// build time (`fabdex_index::pattern_terms`).
+fn semantic_similarities(table: &PatternTerms, model: &fabdex_semantic::Model, query: &[String]) -> Option<Vec<f32>> {
+    let q = model.embed(&fabdex_index::semantic::query_bag(query))?;
+    let cosine = |v: &[f32]| v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>().max(0.0);
+    Some((0..table.programs()).map(|i| table.vector(i).map_or(0.0, cosine)).collect())
 }
 
-/// The schemas search and fit use: extracted from source when there is
-/// source, else the record's declared ones.
-pub(crate) fn effective_schemas(p: &ProgramRow) -> (Option<&Value>, Option<&Value>, &'static str) {
-    let declared = p.published.as_ref();
-    let arg = p.contract.argument_schema.as_ref().or(declared.and_then(|d| d.argument_schema.as_ref()));
-    let res = p.contract.result_schema.as_ref().or(declared.and_then(|d| d.result_schema.as_ref()));
-    let which = if p.contract.argument_schema.is_some() || p.contract.result_schema.is_some() {
-        "extracted"
-    } else if arg.is_some() || res.is_some() {
-        "declared"
-    } else {
-        "none"
-    };
-    (arg, res, which)
-}
+/// Matched query terms per field of one program, in field order.
+type Matched = Vec<(Field, Vec<String>)>;
 
-/// Property names, their descriptions and the names of referenced
-/// definitions, to two levels, as text.
-fn contract_text(schema: Option<&Value>) -> String {
-    fn walk(s: &Value, defs: Option<&Value>, depth: usize, out: &mut String) {
-        if depth > 2 {
-            return;
-        }
-        if let Some(r) = s.get("$ref").and_then(|r| r.as_str())
-            && let Some(name) = r.strip_prefix("#/$defs/")
-        {
-            out.push_str(name);
-            out.push(' ');
-            if let Some(def) = defs.and_then(|d| d.get(name)) {
-                walk(def, defs, depth + 1, out);
-            }
-        }
-        if let Some(items) = s.get("items") {
-            walk(items, defs, depth, out);
-        }
-        if let Some(props) = s.get("properties").and_then(|p| p.as_object()) {
-            for (k, v) in props {
-                if k.starts_with('$') {
-                    continue;
-                }
-                out.push_str(k);
-                out.push(' ');
-                if let Some(d) = v.get("description").and_then(|d| d.as_str()) {
-                    out.push_str(d);
-                    out.push(' ');
-                }
-                walk(v, defs, depth + 1, out);
-            }
-        }
-        for key in ["anyOf", "oneOf"] {
-            for alt in s.get(key).and_then(|a| a.as_array()).into_iter().flatten() {
-                walk(alt, defs, depth, out);
-            }
-        }
-    }
-    let mut out = String::new();
-    if let Some(s) = schema {
-        walk(s, s.get("$defs"), 0, &mut out);
-    }
-    out
-}
-
-/// One program's term frequencies and lengths per field, and its distinct terms.
-fn analyse_program(p: &ProgramRow) -> (PatternDoc, BTreeSet<String>) {
-    let mut doc = PatternDoc::default();
-    let mut seen = BTreeSet::new();
-    for (i, text) in field_texts(p).iter().enumerate() {
-        for_each_term(text, |t| {
-            *doc.fields[i].entry(t.to_string()).or_default() += 1;
-            doc.lens[i] += 1;
-            if !seen.contains(t) {
-                seen.insert(t.to_string());
-            }
-        });
-    }
-    (doc, seen)
-}
-
-impl PatternIndex {
-    /// Programs are analysed in parallel (stemming is most of the 28 ms this
-    /// takes on labs' 357 programs), then their document frequencies summed
-    /// in program order.
-    pub(crate) fn build(programs: &Rows<ProgramRow>) -> PatternIndex {
-        use rayon::prelude::*;
-        let analysed: Vec<(PatternDoc, BTreeSet<String>)> =
-            (0..programs.len()).into_par_iter().map(|i| analyse_program(&programs[i])).collect();
-        let mut index = PatternIndex::default();
-        let mut total = [0u64; N_FIELDS];
-        for (doc, seen) in analysed {
-            for (sum, len) in total.iter_mut().zip(doc.lens) {
-                *sum += u64::from(len);
-            }
-            for t in seen {
-                *index.df.entry(t).or_default() += 1;
-            }
-            index.docs.push(doc);
-        }
-        let n = programs.len().max(1) as f64;
-        index.avg_len = total.map(|t| (t as f64 / n).max(1.0));
-        index
-    }
-
-    /// The vector of every program in `model`'s space.
-    fn vectors(&self, model: &fabdex_semantic::Model) -> &[Option<Vec<f32>>] {
-        self.vectors.get_or_init(|| {
-            self.docs
-                .iter()
-                .map(|d| {
-                    let mut bag: HashMap<&str, f32> = HashMap::new();
-                    for (fi, field) in FIELDS.iter().enumerate() {
-                        for (t, tf) in &d.fields[fi] {
-                            *bag.entry(t.as_str()).or_default() += field.weight() as f32 * *tf as f32;
-                        }
-                    }
-                    let mut bag: Vec<(String, f32)> = bag.into_iter().map(|(t, c)| (t.to_string(), c)).collect();
-                    bag.sort_by(|a, b| a.0.cmp(&b.0));
-                    model.embed(&bag)
-                })
-                .collect()
-        })
-    }
-
-    /// Cosine of the query with every program (0 when either has no vector).
-    pub(crate) fn semantic(&self, model: &fabdex_semantic::Model, query: &[String]) -> Option<Vec<f32>> {
-        let q = model.embed(&fabdex_index::semantic::query_bag(query))?;
-        let sims = self
-            .vectors(model)
-            .iter()
-            .map(|v| v.as_ref().map_or(0.0, |v| v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>().max(0.0)))
-            .collect();
-        Some(sims)
-    }
-
-    /// BM25F: each query term's frequencies in the fields, length-normalised
-    /// per field and weighted, are saturated once (so a word repeated across
-    /// a program's catalog entry, keywords and UI counts as one strong match,
-    /// not five); with `levers.bm25f` off, per-field BM25 scores are summed.
-    /// The result and argument contracts are scored per field either way.
-    /// Returns the score and the matched terms per field.
-    pub(crate) fn score(
-        &self,
-        doc: usize,
-        query: &[String],
-        levers: &PatternLevers,
-    ) -> (f64, Vec<(Field, Vec<String>)>) {
-        const K1: f64 = 1.2;
-        const B: f64 = 0.75;
-        // How much of its own per-field score a contract match adds beside the prose.
-        const CONTRACT_SHARE: f64 = 0.4;
-        let n = self.docs.len() as f64;
-        let d = &self.docs[doc];
-        let mut score = 0.0;
-        let mut matched: Vec<(Field, Vec<String>)> = Vec::new();
-        for t in query {
-            let mut weighted = 0.0;
-            let mut summed = 0.0;
-            let mut contract = 0.0;
-            let df = f64::from(*self.df.get(t).unwrap_or(&1));
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for (fi, field) in FIELDS.iter().enumerate() {
-                if !field.enabled(levers) {
-                    continue;
-                }
-                let Some(&tf) = d.fields[fi].get(t) else { continue };
-                let tf = f64::from(tf);
-                let norm = 1.0 - B + B * f64::from(d.lens[fi]) / self.avg_len[fi];
+/// BM25F over the term table, for every program at once: each query
+/// term's frequencies in a program's fields, length-normalised per field and
+/// weighted, are saturated once (so a word repeated across a program's
+/// catalog entry, keywords and UI counts as one strong match, not five);
+/// with `levers.bm25f` off, per-field BM25 scores are summed. The result and
+/// argument contracts are scored per field either way. Returns each
+/// program's score and its matched terms per field.
+fn score_programs(table: &PatternTerms, query: &[String], levers: &PatternLevers) -> (Vec<f64>, Vec<Matched>) {
+    const K1: f64 = 1.2;
+    const B: f64 = 0.75;
+    // How much of its own per-field score a contract match adds beside the prose.
+    const CONTRACT_SHARE: f64 = 0.4;
+    let n = table.programs();
+    let mut scores = vec![0.0; n];
+    let mut matched: Vec<Matched> = vec![Vec::new(); n];
+    for t in query {
+        let Some((df, postings)) = table.term(t) else { continue };
+        let idf = (1.0 + (n as f64 - f64::from(df) + 0.5) / (f64::from(df) + 0.5)).ln();
+        // A term's postings come in program order, then field order.
+        for group in postings.chunk_by(|a, b| a.program == b.program) {
+            let program = group[0].program as usize;
+            let (mut weighted, mut summed, mut contract) = (0.0, 0.0, 0.0);
+            for posting in group.iter().filter(|p| field_enabled(p.field, levers)) {
+                let field = posting.field;
+                let fi = FIELDS.iter().position(|f| *f == field).expect("a field of the table");
+                let tf = f64::from(posting.frequency);
+                let norm = 1.0 - B + B * f64::from(table.len_of(program, fi)) / table.avg_len(fi);
                 let bm25 = field.weight() * idf * tf * (K1 + 1.0) / (tf + K1 * norm);
                 if matches!(field, Field::Result | Field::Argument) {
                     // The contract is evidence of a different kind from the
@@ -383,16 +132,19 @@ impl PatternIndex {
                     weighted += field.weight() * tf / norm;
                     summed += bm25;
                 }
-                match matched.iter_mut().find(|(f, _)| f == field) {
+                match matched[program].iter_mut().find(|(f, _)| *f == field) {
                     Some((_, ts)) => ts.push(t.clone()),
-                    None => matched.push((*field, vec![t.clone()])),
+                    None => matched[program].push((field, vec![t.clone()])),
                 }
             }
-            score += contract + if levers.bm25f { idf * weighted * (K1 + 1.0) / (weighted + K1) } else { summed };
+            scores[program] +=
+                contract + if levers.bm25f { idf * weighted * (K1 + 1.0) / (weighted + K1) } else { summed };
         }
-        matched.sort_by_key(|(f, _)| FIELDS.iter().position(|x| x == f));
-        (score, matched)
     }
+    for m in &mut matched {
+        m.sort_by_key(|(f, _)| FIELDS.iter().position(|x| x == f));
+    }
+    (scores, matched)
 }
 
 /// Where a field's matched terms came from, for `why`: the address of the
@@ -791,11 +543,11 @@ fn normalize_tag(t: &str) -> String {
 }
 
 /// Does the program pass `--tier`? `none` asks for programs without a tier.
-fn tier_passes(p: &ProgramRow, wanted: Option<&str>) -> bool {
+fn tier_passes(program: &ProgramFacets, wanted: Option<&str>) -> bool {
     let Some(w) = wanted else { return true };
     let w = w.trim().to_ascii_lowercase();
-    match &p.profile.tier {
-        Some(t) => t.tier == w || t.tier.trim_end_matches('s') == w.trim_end_matches('s'),
+    match &program.tier {
+        Some(t) => *t == w || t.trim_end_matches('s') == w.trim_end_matches('s'),
         None => w == "none",
     }
 }
@@ -891,50 +643,53 @@ impl Engine {
         let fit_scores = !q.returns.is_empty() || !q.accepts.is_empty() || !q.have.is_empty();
         let requested = (q.returns.len() + q.accepts.len()) as f64;
         struct Candidate<'a> {
-            program: &'a ProgramRow,
+            program: usize,
+            entry: &'a str,
             score: f64,
-            matched: Vec<(Field, Vec<String>)>,
+            matched: Matched,
             fit: Option<Fit>,
             similarity: f32,
             dense: f32,
         }
-        let index = self.pattern_index();
+        let table = self.snap.pattern_terms().map_err(QueryError::from_open)?;
+        let programs = &self.snap.patterns.programs;
         let semantic = match levers.semantic && !query_terms.is_empty() {
             true => {
                 let models = self.snap.semantic().map_err(QueryError::from_open)?;
-                index.semantic(&models.units, &query_terms)
+                semantic_similarities(table, &models.units, &query_terms)
             }
             false => None,
         };
         let dense = self.program_dense(q, levers, !query_terms.is_empty())?;
+        let (text_scores, mut text_matches) = score_programs(table, &query_terms, levers);
         let mut candidates: Vec<Candidate<'_>> = Vec::new();
-        for (i, p) in self.snap.patterns.programs.iter().enumerate() {
-            let meta = p.published.as_ref();
-            let quality = meta.and_then(|m| m.quality);
-            if q.kind.is_some() && meta.and_then(|m| m.kind) != q.kind {
+        for i in 0..table.programs() {
+            let facets = table.facets(i);
+            if q.kind.is_some() && facets.kind != q.kind {
                 continue;
             }
             if let Some(min) = q.min_quality
-                && quality.is_none_or(|have| have < min)
+                && facets.quality.is_none_or(|have| have < min)
             {
                 continue;
             }
             if let Some(dep) = &depends_on
-                && !p.dependencies.contains(dep)
+                && !facets.dependencies.contains(dep)
             {
                 continue;
             }
-            if !wanted_tags.iter().all(|t| p.hashtags.iter().any(|h| &normalize_tag(h) == t)) {
+            if !wanted_tags.iter().all(|t| facets.hashtags.iter().any(|h| &normalize_tag(h) == t)) {
                 continue;
             }
-            if !tier_passes(p, q.tier.as_deref()) {
+            if !tier_passes(facets, q.tier.as_deref()) {
                 continue;
             }
-            let (text_score, matched) = index.score(i, &query_terms, levers);
+            let (text_score, matched) = (text_scores[i], std::mem::take(&mut text_matches[i]));
             let similarity = semantic.as_ref().map_or(0.0, |s| s[i]);
             let dense_cos = dense.as_ref().map_or(0.0, |d| d[i].max(0.0));
             let contract_terms = matched.iter().any(|(f, _)| matches!(f, Field::Result | Field::Argument));
-            let fit = fit_scores.then(|| fit(p, q, contract_terms, !q.have.is_empty()));
+            // Only a contract request or named handles need the program's row here.
+            let fit = fit_scores.then(|| fit(&programs[i], q, contract_terms, !q.have.is_empty()));
             // Contract requests weigh like strong text matches: each field
             // found adds, each missing one subtracts; so does each unbound input.
             let (found, contract_score, unbound) = match &fit {
@@ -956,15 +711,17 @@ impl Engine {
                 continue;
             }
             // Fixtures and legacy programs rank below the rest, unless asked for by tier.
-            let standing = match (&p.profile.tier, levers.tiers && q.tier.is_none()) {
-                (Some(t), true) => tier_factor(&t.tier),
+            let standing = match (&facets.tier, levers.tiers && q.tier.is_none()) {
+                (Some(t), true) => tier_factor(t),
                 _ => 1.0,
             };
             let semantic_score =
                 SEMANTIC_WEIGHT * f64::from(similarity) + self.pattern_dense_weight * f64::from(dense_cos);
-            let score = (text_score + semantic_score + contract_score - unbound) * quality_factor(quality) * standing;
+            let score =
+                (text_score + semantic_score + contract_score - unbound) * quality_factor(facets.quality) * standing;
             candidates.push(Candidate {
-                program: p,
+                program: i,
+                entry: &facets.entry,
                 score: (score * 1000.0).round() / 1000.0,
                 matched,
                 fit,
@@ -972,14 +729,14 @@ impl Engine {
                 dense: dense_cos,
             });
         }
-        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.program.entry.cmp(&b.program.entry)));
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.entry.cmp(b.entry)));
         let matched = candidates.len();
         candidates.truncate(limit);
         let scored: Vec<PatternHit> = candidates
             .into_iter()
             .enumerate()
             .map(|(rank, c)| {
-                let p = c.program;
+                let p = &programs[c.program];
                 let meta = p.published.as_ref();
                 let contract_terms = c.matched.iter().any(|(f, _)| matches!(f, Field::Result | Field::Argument));
                 let fit = match c.fit {
