@@ -149,6 +149,11 @@ impl UnitEmbeddings {
         self.passages.best_cosines(query)
     }
 
+    /// [`Self::similarities`] of several queries, in one pass over the vectors.
+    pub fn similarities_of(&self, queries: &[&[f32]]) -> Vec<Vec<f32>> {
+        self.passages.best_cosines_of(queries)
+    }
+
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut header = serde_json::to_vec(&self.header).expect("header serialises");
         // Spaces after the JSON, so that the counts and then the vectors

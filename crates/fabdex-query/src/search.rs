@@ -638,13 +638,14 @@ impl Engine {
 
     /// [`Self::dense_similarities`] for several texts, in their order.
     fn dense_similarities_of(&self, texts: &[&str]) -> Result<Option<Vec<DenseSims>>, QueryError> {
-        use rayon::prelude::*;
         if !self.ranks_dense() {
             return Ok(None);
         }
         let Some(table) = self.snap.embeddings().map_err(QueryError::from_open)? else { return Ok(None) };
         let vectors = self.embed_queries(&table.header, texts)?;
-        Ok(Some(vectors.into_par_iter().map(|(q, read)| (table.similarities(&q), read)).collect()))
+        let queries: Vec<&[f32]> = vectors.iter().map(|(q, _)| q.as_slice()).collect();
+        let sims = table.similarities_of(&queries);
+        Ok(Some(sims.into_iter().zip(vectors).map(|(sims, (_, read))| (sims, read)).collect()))
     }
 
     /// Whether hybrid ranking includes the sentence-embedding part here.
