@@ -18,7 +18,9 @@
 //!   weighted the same way, projected, and compared by cosine with every
 //!   document's unit vector.
 //! - **Storage** ([`Model::to_bytes`], [`Model::from_bytes`]): a small JSON
-//!   header (vocabulary, idf) and little-endian `f32` arrays, length-checked.
+//!   header, the vocabulary as one sorted column of strings (looked up by
+//!   binary search, so opening builds no map), the idf and the little-endian
+//!   `f32` arrays, length-checked.
 
 use std::collections::HashMap;
 
@@ -32,7 +34,7 @@ use serde::{Deserialize, Serialize};
 /// Dimensions of the latent space unless a fit asks for fewer.
 pub const DEFAULT_DIM: usize = 100;
 
-const MAGIC: &[u8] = b"fabdex-semantic 1\n";
+const MAGIC: &[u8] = b"fabdex-semantic 2\n";
 
 /// How a model is fitted.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,8 +65,50 @@ pub struct DecodeError(pub String);
 struct Header {
     dim: usize,
     docs: usize,
-    terms: Vec<String>,
-    idf: Vec<f32>,
+    /// Terms in the vocabulary.
+    terms: usize,
+}
+
+/// The vocabulary: sorted, unique terms in one text, each ending where
+/// `ends` says; a term's number is its place in that order.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Terms {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl Terms {
+    fn of(sorted: &[String]) -> Terms {
+        let mut terms = Terms::default();
+        for t in sorted {
+            terms.text.push_str(t);
+            terms.ends.push(u32::try_from(terms.text.len()).expect("a vocabulary under 4 GB"));
+        }
+        terms
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
+
+    /// The term's number, by binary search.
+    fn find(&self, term: &str) -> Option<u32> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.get(mid).cmp(term) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid as u32),
+            }
+        }
+        None
+    }
 }
 
 /// A fitted model: the vocabulary, its idf, the term → latent projection and
@@ -73,8 +117,7 @@ struct Header {
 pub struct Model {
     dim: usize,
     docs: usize,
-    terms: Vec<String>,
-    lookup: HashMap<String, u32>,
+    terms: Terms,
     idf: Vec<f32>,
     /// The projection (terms × dim, row-major), then the document vectors
     /// (docs × dim, row-major): one run, as stored, so that a reader uses
@@ -136,6 +179,50 @@ impl Rows {
 
 /// An orthonormal basis (rows × cols, row-major) of the columns of `m`; needs rows ≥ cols.
 /// Cholesky QR, twice (CholeskyQR2): two small Gram matrices instead of a
+/// The header after its length: the JSON, the term ends, the idf and the
+/// terms' text, each checked (ends in order and on character boundaries,
+/// terms sorted and unique, padding zeros), so a lookup cannot go wrong.
+fn read_header(bytes: &[u8]) -> Result<(Header, Terms, Vec<f32>), DecodeError> {
+    let mut rest = bytes;
+    let mut take = |n: usize, what: &str| -> Result<&[u8], DecodeError> {
+        if n > rest.len() {
+            return Err(DecodeError(format!("the header ends inside {what}")));
+        }
+        let (part, after) = rest.split_at(n);
+        rest = after;
+        Ok(part)
+    };
+    let json_len = u32::from_le_bytes(take(4, "the JSON's length")?.try_into().expect("4 bytes")) as usize;
+    let header: Header =
+        serde_json::from_slice(take(json_len, "the JSON")?).map_err(|e| DecodeError(format!("the header: {e}")))?;
+    let n = header.terms;
+    let u32s = |b: &[u8]| b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+    let ends: Vec<u32> =
+        u32s(take(n.checked_mul(4).ok_or_else(|| DecodeError("too many terms".into()))?, "the term ends")?);
+    let idf: Vec<f32> =
+        take(n * 4, "the idf")?.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect();
+    let text_len = ends.last().map_or(0, |&e| e as usize);
+    let text = std::str::from_utf8(take(text_len, "the terms")?)
+        .map_err(|e| DecodeError(format!("the terms are not UTF-8: {e}")))?
+        .to_string();
+    let padding = take(bytes.len() - (4 + json_len + 8 * n + text_len), "the padding")?;
+    if padding.len() > 3 || padding.iter().any(|&b| b != 0) {
+        return Err(DecodeError(format!("{} bytes follow the terms", padding.len())));
+    }
+    let mut previous = 0;
+    for (i, &end) in ends.iter().enumerate() {
+        if end < previous || !text.is_char_boundary(end as usize) {
+            return Err(DecodeError(format!("term {i} ends at byte {end}, out of order or inside a character")));
+        }
+        previous = end;
+    }
+    let terms = Terms { text, ends };
+    if let Some(i) = (1..terms.len()).find(|&i| terms.get(i - 1) >= terms.get(i)) {
+        return Err(DecodeError(format!("term {i} is out of order")));
+    }
+    Ok((header, terms, idf))
+}
+
 /// Householder sweep over the tall matrix; a rank-deficient input falls back to Householder.
 fn orthonormalize(m: Vec<f64>, rows: usize, cols: usize) -> Vec<f64> {
     let mut y = DMatrix::from_row_slice(rows, cols, &m);
@@ -223,7 +310,7 @@ impl Model {
 
         let (n_docs, n_terms) = (docs.len(), terms.len());
         let dim = opts.dim.min(n_docs.saturating_sub(1)).min(n_terms.saturating_sub(1));
-        let mut model = Model { dim: 0, docs: n_docs, terms, lookup, idf, values: Floats::default() };
+        let mut model = Model { dim: 0, docs: n_docs, terms: Terms::of(&terms), idf, values: Floats::default() };
         if dim == 0 {
             return model;
         }
@@ -289,7 +376,7 @@ impl Model {
 
     /// Whether a term is in the vocabulary.
     pub fn knows(&self, term: &str) -> bool {
-        self.lookup.contains_key(term)
+        self.terms.find(term).is_some()
     }
 
     /// The unit vector of a bag of (term, count), or None when no term is known
@@ -300,7 +387,7 @@ impl Model {
         }
         let mut counts: HashMap<u32, f64> = HashMap::new();
         for (t, c) in bag {
-            if let Some(&i) = self.lookup.get(t) {
+            if let Some(i) = self.terms.find(t) {
                 *counts.entry(i).or_default() += f64::from(*c);
             }
         }
@@ -324,15 +411,22 @@ impl Model {
         self.vectors().chunks(self.dim).map(|d| d.iter().zip(query).map(|(a, b)| a * b).sum()).collect()
     }
 
-    /// The stored form: magic, header length, JSON header, then the
-    /// projection and vectors as LE f32. The header is padded with spaces
-    /// so that the values start at a multiple of 4 bytes, where a mapped
-    /// table's values can be used in place.
+    /// The stored form: magic; the header's length (u64); the header: the
+    /// JSON's length (u32), the JSON (dimensions, documents, terms), each
+    /// term's end (u32), the idf (f32), the terms' text, and zeros so that
+    /// the values start at a multiple of 4 bytes, where a mapped table's
+    /// values are used in place; then the projection and vectors as LE f32.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let header = Header { dim: self.dim, docs: self.docs, terms: self.terms.clone(), idf: self.idf.clone() };
-        let mut header = serde_json::to_vec(&header).expect("a header always serializes");
+        let json = serde_json::to_vec(&Header { dim: self.dim, docs: self.docs, terms: self.terms.len() })
+            .expect("a header always serializes");
+        let mut header = Vec::with_capacity(4 + json.len() + 8 * self.terms.len() + self.terms.text.len() + 3);
+        header.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        header.extend_from_slice(&json);
+        self.terms.ends.iter().for_each(|e| header.extend_from_slice(&e.to_le_bytes()));
+        self.idf.iter().for_each(|x| header.extend_from_slice(&x.to_le_bytes()));
+        header.extend_from_slice(self.terms.text.as_bytes());
         while !(MAGIC.len() + 8 + header.len()).is_multiple_of(4) {
-            header.push(b' ');
+            header.push(0);
         }
         let mut out = Vec::with_capacity(MAGIC.len() + 8 + header.len() + 4 * self.values.len());
         out.extend_from_slice(MAGIC);
@@ -387,24 +481,19 @@ impl Model {
         if Model::head_len(head)? != head.len() {
             return Err(DecodeError("the header is not where its length says".into()));
         }
-        let header: Header =
-            serde_json::from_slice(&head[MAGIC.len() + 8..]).map_err(|e| DecodeError(format!("the header: {e}")))?;
-        if header.idf.len() != header.terms.len() {
-            return Err(DecodeError(format!("{} terms but {} idf values", header.terms.len(), header.idf.len())));
-        }
-        let want = header.dim.checked_mul(header.terms.len() + header.docs).filter(|n| n.checked_mul(4).is_some());
+        let (header, terms, idf) = read_header(&head[MAGIC.len() + 8..])?;
+        let want = header.dim.checked_mul(terms.len() + header.docs).filter(|n| n.checked_mul(4).is_some());
         if want != Some(values.len()) {
             return Err(DecodeError(format!(
                 "{} bytes of vectors, expected {} for {} terms and {} documents in {} dimensions",
                 values.len() * 4,
                 want.map_or("an overflowing count".to_string(), |w| (w * 4).to_string()),
-                header.terms.len(),
+                terms.len(),
                 header.docs,
                 header.dim
             )));
         }
-        let lookup = header.terms.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
-        Ok(Model { dim: header.dim, docs: header.docs, terms: header.terms, lookup, idf: header.idf, values })
+        Ok(Model { dim: header.dim, docs: header.docs, terms, idf, values })
     }
 
     /// terms × dim, row-major.
@@ -493,6 +582,29 @@ mod tests {
         assert!(Model::from_bytes(b"nope").unwrap_err().0.contains("magic"));
         let cut = Model::from_bytes(&bytes[..bytes.len() - 3]).unwrap_err();
         assert!(cut.0.contains("bytes of vectors"), "{cut}");
+        // Terms out of order would break the binary search: refused.
+        let model = Model::from_bytes(&bytes).unwrap();
+        let (first, second) = (model.terms.get(0).to_string(), model.terms.get(1).to_string());
+        let at = bytes.windows(first.len() + second.len()).position(|w| w == format!("{first}{second}").as_bytes());
+        let mut damaged = bytes.clone();
+        // The second term now starts with `!`, before any letter.
+        damaged[at.unwrap() + first.len()] = b'!';
+        let err = Model::from_bytes(&damaged).unwrap_err();
+        assert!(err.0.contains("term 1 is out of order"), "{err}");
+    }
+
+    #[test]
+    fn every_term_is_found_by_its_number_and_no_other_word_is() {
+        let model = Model::fit(&corpus(), &FitOptions { dim: 2, ..FitOptions::default() });
+        assert!(model.vocabulary() > 5);
+        for i in 0..model.vocabulary() {
+            let term = model.terms.get(i).to_string();
+            assert_eq!(model.terms.find(&term), Some(i as u32), "{term}");
+            assert!(model.knows(&term));
+        }
+        for word in ["", "a", "zzz", "showx", "hid"] {
+            assert!(!model.knows(word), "{word}");
+        }
     }
 
     proptest::proptest! {
