@@ -103,7 +103,7 @@ impl Engine {
             return Ok(Resolved { file, section: None, byte_start: 0, byte_end: file_row.bytes as usize });
         };
         let base = format!("doc:{}/{}#{anchor}", doc.root, doc.path);
-        let Some(&section) = self.sections.get(&base) else {
+        let Some(section) = self.section_index(&base) else {
             let anchors: Vec<&str> = self
                 .snap
                 .docs
@@ -143,7 +143,7 @@ impl Engine {
     }
 
     pub(crate) fn file_index(&self, root: &str, path: &str) -> Result<u32, QueryError> {
-        if let Some(&f) = self.files.get(&format!("{root}/{path}")) {
+        if let Some(f) = self.file_by_key(&format!("{root}/{path}")) {
             return Ok(f);
         }
         let roots: Vec<&str> = self.snap.manifest.roots.iter().map(|r| r.name.as_str()).collect();
