@@ -634,10 +634,7 @@ fn write_snapshot(
     phases.insert("tables_write".into(), lap(&mut clock));
 
     // Pattern programs: closures, ids and contracts.
-    // Parsed once, shared by every program's contract.
-    let declarations: Vec<fabdex_ts::Parsed> =
-        commonfabric_types.map(|text| vec![fabdex_ts::parse("commonfabric/index.ts", text)]).unwrap_or_default();
-    let (mut patterns, duplicates) = crate::patterns::assemble(config, ts_files, published, &declarations);
+    let (mut patterns, duplicates) = crate::patterns::assemble(config, ts_files, published, commonfabric_types);
     // What describes each program: the Markdown about it, its own text, its tier.
     let md_texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
     crate::profiles::attach_docs(docs, &md_texts, &mut patterns);

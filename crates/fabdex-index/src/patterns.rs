@@ -11,6 +11,7 @@ use fabdex_model::ts::{
 };
 use fabdex_ts::Parsed;
 use fabdex_ts::program::{program_contract_with, resolve_relative};
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::build::TsFile;
@@ -172,6 +173,19 @@ fn agreement(declared: Option<&Value>, extracted: Option<&Value>) -> Agreement {
     }
 }
 
+/// One source tree program as assembled, before duplicates are settled.
+struct Built {
+    /// The entry's place in the files.
+    file: usize,
+    unresolved: Vec<(String, String)>,
+    program_files: Vec<ProgramFile>,
+    contract: Contract,
+    dependencies: Vec<String>,
+    description: Option<String>,
+    hashtags: Vec<String>,
+    pattern_id: String,
+}
+
 /// Build the pattern tables: every indexed file, every program of a source
 /// tree and every published record. Returns the rows and the programs left
 /// out because an earlier one has the same pattern id.
@@ -179,8 +193,13 @@ pub(crate) fn assemble(
     config: &Config,
     files: &[TsFile],
     published: &[(usize, PublishedSet)],
-    declarations: &[Parsed],
+    types: Option<&str>,
 ) -> (PatternsTable, Vec<Skipped>) {
+    // The platform's declarations, parsed once per worker (a parse holds
+    // swc's single-threaded source map) and shared by its programs' contracts.
+    let parse_types = || -> Vec<Parsed> {
+        types.map(|text| vec![fabdex_ts::parse("commonfabric/index.ts", text)]).unwrap_or_default()
+    };
     let mut table = PatternsTable::default();
     let mut duplicates = Vec::new();
     let index: FileIndex<'_> =
@@ -199,18 +218,31 @@ pub(crate) fn assemble(
             entry: root.kind != Some(RootKind::Published) && is_entry(&f.candidate.path, f),
         });
     }
+    // Each entry's program (its closure, contract, id) on its own over the
+    // pool: parsing the closure's sources for the contract is most of this
+    // phase. Duplicates are then settled in file order, as before.
+    let built: Vec<Built> = files
+        .par_iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            config.roots[f.candidate.root].kind != Some(RootKind::Published) && is_entry(&f.candidate.path, f)
+        })
+        .map_init(parse_types, |declarations, (i, f)| {
+            let (order, unresolved) = closure(files, &index, i, |_| true);
+            let program_files = program_files(files, &order, |f| f.candidate.path.clone());
+            let contract = contract_of(files, &order, declarations);
+            let dependencies = scanned_dependencies(files, &order);
+            let (description, hashtags) = described(&contract, f);
+            let pattern_id = program_id(&f.candidate.path, &program_files);
+            Built { file: i, unresolved, program_files, contract, dependencies, description, hashtags, pattern_id }
+        })
+        .collect();
+    let declarations = parse_types();
+    let declarations = &declarations[..];
     let mut ids: HashMap<String, String> = HashMap::new();
-    for (i, f) in files.iter().enumerate() {
+    for Built { file, unresolved, program_files, contract, dependencies, description, hashtags, pattern_id } in built {
+        let f = &files[file];
         let root = &config.roots[f.candidate.root];
-        if root.kind == Some(RootKind::Published) || !is_entry(&f.candidate.path, f) {
-            continue;
-        }
-        let (order, unresolved) = closure(files, &index, i, |_| true);
-        let program_files = program_files(files, &order, |f| f.candidate.path.clone());
-        let contract = contract_of(files, &order, declarations);
-        let dependencies = scanned_dependencies(files, &order);
-        let (description, hashtags) = described(&contract, f);
-        let pattern_id = program_id(&f.candidate.path, &program_files);
         let entry = format!("{}/{}", root.name, f.candidate.path);
         if let Some(first) = ids.get(&pattern_id) {
             duplicates.push(Skipped {

@@ -454,10 +454,12 @@ fn address_file(address: &str) -> &str {
 /// that sit beside or below the entry (a shared library elsewhere describes
 /// many programs, so it describes none). `sources` maps `(root, path)` to text.
 pub fn attach_own_text(sources: &HashMap<(&str, &str), &str>, table: &mut PatternsTable) {
-    for p in &mut table.programs {
-        let Some(main) = p.files.first() else { continue };
+    use rayon::prelude::*;
+    // Each program's scan is its own: they run over the pool.
+    table.programs.par_iter_mut().for_each(|p| {
+        let Some(main) = p.files.first() else { return };
         let (root, main_path) = p.file_key(&main.name);
-        let Some(entry) = sources.get(&(root, main_path.as_str())) else { continue };
+        let Some(entry) = sources.get(&(root, main_path.as_str())) else { return };
         let dir = dir_of(&main_path).to_string();
         let mut others = Vec::new();
         for f in p.files.iter().skip(1) {
@@ -470,7 +472,7 @@ pub fn attach_own_text(sources: &HashMap<(&str, &str), &str>, table: &mut Patter
         let (own, limits) = crate::own_text::own_text(entry, &others);
         p.profile.own = own;
         p.profile.limits.extend(limits);
-    }
+    });
 }
 
 /// Counts of what was attached, and the programs no catalog describes.
