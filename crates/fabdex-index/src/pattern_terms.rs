@@ -522,6 +522,33 @@ mod tests {
         assert!(err.contains("posting 0 names program 7"), "{err}");
     }
 
+    proptest::proptest! {
+        /// Any bytes decode to a table or to an error, never a panic; a
+        /// flipped byte of a real table is caught, or every lookup of the
+        /// table it decodes to stays in range.
+        #[test]
+        fn arbitrary_bytes_never_panic(body in proptest::collection::vec(proptest::num::u8::ANY, 0..512), flip in 0usize..4000) {
+            let _ = decode(&body);
+            let mut with_magic = MAGIC.to_vec();
+            with_magic.extend_from_slice(&body);
+            let _ = decode(&with_magic);
+            let mut real = table_bytes(&[("todo/list.tsx", "A todo list"), ("chat.tsx", "Chat about todos")]);
+            let at = flip % real.len();
+            real[at] ^= 0x5a;
+            if let Ok(table) = decode(&real) {
+                for term in ["todo", "list", "chat", "about"] {
+                    for p in table.term(term).map(|(_, p)| p).unwrap_or_default() {
+                        proptest::prop_assert!((p.program as usize) < table.programs());
+                        let _ = table.len_of(p.program as usize, FIELDS.iter().position(|f| *f == p.field).unwrap());
+                    }
+                }
+                for program in 0..table.programs() {
+                    let _ = (table.facets(program), table.vector(program));
+                }
+            }
+        }
+    }
+
     #[test]
     fn terms_out_of_order_are_refused() {
         let bytes = table_bytes(&[("a.tsx", "alpha beta")]);

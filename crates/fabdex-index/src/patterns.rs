@@ -204,20 +204,7 @@ pub(crate) fn assemble(
     let mut duplicates = Vec::new();
     let index: FileIndex<'_> =
         files.iter().enumerate().map(|(i, f)| ((f.candidate.root, f.candidate.path.as_str()), i)).collect();
-    for f in files {
-        let root = &config.roots[f.candidate.root];
-        table.files.push(SourceFileRow {
-            root: root.name.clone(),
-            path: f.candidate.path.clone(),
-            origin: root.origin_label(),
-            digest: f.digest.clone(),
-            bytes: f.text.len() as u64,
-            lines: f.text.lines().count() as u32,
-            extraction: f.ts.clone(),
-            outline: f.outline.clone(),
-            entry: root.kind != Some(RootKind::Published) && is_entry(&f.candidate.path, f),
-        });
-    }
+    table.files = source_file_rows(config, files);
     // Each entry's program (its closure, contract, id) on its own over the
     // pool: parsing the closure's sources for the contract is most of this
     // phase. Duplicates are then settled in file order, as before.
@@ -299,7 +286,33 @@ pub(crate) fn assemble(
             table.programs.push(row);
         }
     }
-    // Reverse edges among indexed programs.
+    fill_dependents(&mut table);
+    (table, duplicates)
+}
+
+/// Every indexed TS/TSX file's row.
+fn source_file_rows(config: &Config, files: &[TsFile]) -> Vec<SourceFileRow> {
+    files
+        .iter()
+        .map(|f| {
+            let root = &config.roots[f.candidate.root];
+            SourceFileRow {
+                root: root.name.clone(),
+                path: f.candidate.path.clone(),
+                origin: root.origin_label(),
+                digest: f.digest.clone(),
+                bytes: f.text.len() as u64,
+                lines: f.text.lines().count() as u32,
+                extraction: f.ts.clone(),
+                outline: f.outline.clone(),
+                entry: root.kind != Some(RootKind::Published) && is_entry(&f.candidate.path, f),
+            }
+        })
+        .collect()
+}
+
+/// Each program's `dependents`: the reverse edges among indexed programs.
+fn fill_dependents(table: &mut PatternsTable) {
     let position: HashMap<String, usize> =
         table.programs.iter().enumerate().map(|(i, p)| (p.pattern_id.clone(), i)).collect();
     let mut dependents: Vec<Vec<String>> = vec![Vec::new(); table.programs.len()];
@@ -315,7 +328,6 @@ pub(crate) fn assemble(
         deps.dedup();
         p.dependents = deps;
     }
-    (table, duplicates)
 }
 
 /// One published record as a program row: its files (if it has a program),

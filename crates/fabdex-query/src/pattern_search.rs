@@ -600,6 +600,42 @@ impl Engine {
 
     /// [`Engine::search_patterns`] with some ranking levers switched off (for ablation).
     pub fn search_patterns_with(&self, q: &PatternQuery, levers: &PatternLevers) -> Result<PatternSearch, QueryError> {
+        let asked = self.asked(q)?;
+        let table = self.snap.pattern_terms().map_err(QueryError::from_open)?;
+        let semantic = match levers.semantic && !asked.terms.is_empty() {
+            true => {
+                let models = self.snap.semantic().map_err(QueryError::from_open)?;
+                semantic_similarities(table, &models.units, &asked.terms)
+            }
+            false => None,
+        };
+        let dense = self.program_dense(q, levers, !asked.terms.is_empty())?;
+        let scores = Scores { text: score_programs(table, &asked.terms, levers), semantic: &semantic, dense: &dense };
+        let mut candidates = self.candidates(q, levers, &asked, table, scores);
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.entry.cmp(b.entry)));
+        let matched = candidates.len();
+        candidates.truncate(asked.limit);
+        let hits: Vec<PatternHit> =
+            candidates.into_iter().enumerate().map(|(rank, c)| self.hit(rank, c, q, &asked)).collect();
+        Ok(PatternSearch {
+            snapshot: self.snapshot_id().to_string(),
+            query: q.clone(),
+            terms: asked.terms,
+            matched,
+            omitted: matched - hits.len(),
+            hits,
+            mode: match (semantic.is_some(), dense.is_some()) {
+                (true, true) => "bm25f+semantic+embeddings",
+                (false, true) => "bm25f+embeddings",
+                (true, false) => "bm25f+semantic",
+                (false, false) => "bm25f",
+            }
+            .to_string(),
+        })
+    }
+
+    /// The query checked and read: its bounds, terms, tags and dependency.
+    fn asked(&self, q: &PatternQuery) -> Result<Asked, QueryError> {
         let limit = q.limit.unwrap_or(Limits::SEARCH_DEFAULT_LIMIT);
         if limit == 0 || limit > Limits::SEARCH_MAX_LIMIT {
             return Err(QueryError::InvalidArgument(format!(
@@ -619,15 +655,15 @@ impl Engine {
                 .map(|p| p.pattern_id.clone())
                 .unwrap_or_else(|_| id.trim().trim_start_matches("cf:pattern:").to_string())
         });
-        let mut query_terms = terms(&q.text);
-        query_terms.dedup();
+        let mut terms = terms(&q.text);
+        terms.dedup();
         let mut seen = BTreeSet::new();
-        query_terms.retain(|t| seen.insert(t.clone()));
-        let wanted_tags: Vec<String> = q.tags.iter().map(|t| normalize_tag(t)).collect();
-        let nothing_asked = query_terms.is_empty()
+        terms.retain(|t| seen.insert(t.clone()));
+        let tags: Vec<String> = q.tags.iter().map(|t| normalize_tag(t)).collect();
+        let nothing_asked = terms.is_empty()
             && q.returns.is_empty()
             && q.accepts.is_empty()
-            && wanted_tags.is_empty()
+            && tags.is_empty()
             && q.kind.is_none()
             && q.min_quality.is_none()
             && q.tier.is_none()
@@ -638,58 +674,42 @@ impl Engine {
                     .into(),
             ));
         }
-        // Fit changes the score only when the caller asked for contract
-        // fields or named handles; otherwise it is computed for shown hits only.
-        let fit_scores = !q.returns.is_empty() || !q.accepts.is_empty() || !q.have.is_empty();
-        let requested = (q.returns.len() + q.accepts.len()) as f64;
-        struct Candidate<'a> {
-            program: usize,
-            entry: &'a str,
-            score: f64,
-            matched: Matched,
-            fit: Option<Fit>,
-            similarity: f32,
-            dense: f32,
-        }
-        let table = self.snap.pattern_terms().map_err(QueryError::from_open)?;
-        let programs = &self.snap.patterns.programs;
-        let semantic = match levers.semantic && !query_terms.is_empty() {
-            true => {
-                let models = self.snap.semantic().map_err(QueryError::from_open)?;
-                semantic_similarities(table, &models.units, &query_terms)
-            }
-            false => None,
-        };
-        let dense = self.program_dense(q, levers, !query_terms.is_empty())?;
-        let (text_scores, mut text_matches) = score_programs(table, &query_terms, levers);
-        let mut candidates: Vec<Candidate<'_>> = Vec::new();
+        Ok(Asked {
+            limit,
+            terms,
+            tags,
+            depends_on,
+            // Fit changes the score only when the caller asked for contract
+            // fields or named handles; otherwise it is computed for shown hits only.
+            fit_scores: !q.returns.is_empty() || !q.accepts.is_empty() || !q.have.is_empty(),
+            requested: (q.returns.len() + q.accepts.len()) as f64,
+        })
+    }
+
+    /// Every program that passes the filters and matches something, scored.
+    fn candidates<'a>(
+        &'a self,
+        q: &PatternQuery,
+        levers: &PatternLevers,
+        asked: &Asked,
+        table: &'a PatternTerms,
+        scores: Scores<'_>,
+    ) -> Vec<Candidate<'a>> {
+        let (text_scores, mut text_matches) = scores.text;
+        let requested = asked.requested;
+        let mut candidates = Vec::new();
         for i in 0..table.programs() {
             let facets = table.facets(i);
-            if q.kind.is_some() && facets.kind != q.kind {
-                continue;
-            }
-            if let Some(min) = q.min_quality
-                && facets.quality.is_none_or(|have| have < min)
-            {
-                continue;
-            }
-            if let Some(dep) = &depends_on
-                && !facets.dependencies.contains(dep)
-            {
-                continue;
-            }
-            if !wanted_tags.iter().all(|t| facets.hashtags.iter().any(|h| &normalize_tag(h) == t)) {
-                continue;
-            }
-            if !tier_passes(facets, q.tier.as_deref()) {
+            if !passes_filters(facets, q, asked) {
                 continue;
             }
             let (text_score, matched) = (text_scores[i], std::mem::take(&mut text_matches[i]));
-            let similarity = semantic.as_ref().map_or(0.0, |s| s[i]);
-            let dense_cos = dense.as_ref().map_or(0.0, |d| d[i].max(0.0));
+            let similarity = scores.semantic.as_ref().map_or(0.0, |s| s[i]);
+            let dense_cos = scores.dense.as_ref().map_or(0.0, |d| d[i].max(0.0));
             let contract_terms = matched.iter().any(|(f, _)| matches!(f, Field::Result | Field::Argument));
             // Only a contract request or named handles need the program's row here.
-            let fit = fit_scores.then(|| fit(&programs[i], q, contract_terms, !q.have.is_empty()));
+            let fit =
+                asked.fit_scores.then(|| fit(&self.snap.patterns.programs[i], q, contract_terms, !q.have.is_empty()));
             // Contract requests weigh like strong text matches: each field
             // found adds, each missing one subtracts; so does each unbound input.
             let (found, contract_score, unbound) = match &fit {
@@ -706,7 +726,7 @@ impl Engine {
                 || found > 0.0
                 || similarity >= SEMANTIC_ALONE
                 || dense_cos >= DENSE_ALONE
-                || (query_terms.is_empty() && requested == 0.0);
+                || (asked.terms.is_empty() && requested == 0.0);
             if !matched_anything {
                 continue;
             }
@@ -729,71 +749,107 @@ impl Engine {
                 dense: dense_cos,
             });
         }
-        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.entry.cmp(b.entry)));
-        let matched = candidates.len();
-        candidates.truncate(limit);
-        let scored: Vec<PatternHit> = candidates
-            .into_iter()
-            .enumerate()
-            .map(|(rank, c)| {
-                let p = &programs[c.program];
-                let meta = p.published.as_ref();
-                let contract_terms = c.matched.iter().any(|(f, _)| matches!(f, Field::Result | Field::Argument));
-                let fit = match c.fit {
-                    Some(f) if !q.have.is_empty() => f,
-                    _ => fit(p, q, contract_terms, true),
-                };
-                let mut why: Vec<String> = c.matched.iter().map(|(f, ts)| why_line(p, *f, ts)).collect();
-                if c.similarity > 0.0 {
-                    why.push(format!("semantic: {:.2} (corpus-learned model)", c.similarity));
-                }
-                if let (true, Ok(Some(table))) = (c.dense > 0.0, self.snap.program_embeddings()) {
-                    why.push(format!("embeddings: {:.2} ({})", c.dense, table.header.model.name));
-                }
-                why.extend(wanted_tags.iter().map(|t| format!("tag #{t}")));
-                why.extend(fit.returns.iter().map(|m| format!("returns {}: {}", m.field, m.ty)));
-                why.extend(fit.accepts.iter().map(|m| format!("accepts {}: {}", m.field, m.ty)));
-                if let Some(dep) = &depends_on {
-                    why.push(format!("depends on {dep}"));
-                }
-                PatternHit {
-                    rank: rank + 1,
-                    address: format!("pattern:{}", p.pattern_id),
-                    pattern_id: p.pattern_id.clone(),
-                    import_hint: format!("import X from \"cf:pattern:{}\"", p.pattern_id),
-                    entry: p.entry.clone(),
-                    description: p.description.clone(),
-                    hashtags: p.hashtags.clone(),
-                    kind: meta.and_then(|m| m.kind),
-                    quality: meta.and_then(|m| m.quality),
-                    origin: p.origin.clone(),
-                    identity: p.identity.status.as_str().to_string(),
-                    has_source: p.has_source,
-                    tier: p.profile.tier.as_ref().map(|t| t.tier.clone()),
-                    tier_source: p.profile.tier.as_ref().map(|t| t.source.clone()),
-                    score: c.score,
-                    why,
-                    fit,
-                    denied: None,
-                }
-            })
-            .collect();
-        Ok(PatternSearch {
-            snapshot: self.snapshot_id().to_string(),
-            query: q.clone(),
-            terms: query_terms,
-            matched,
-            omitted: matched - scored.len(),
-            hits: scored,
-            mode: match (semantic.is_some(), dense.is_some()) {
-                (true, true) => "bm25f+semantic+embeddings",
-                (false, true) => "bm25f+embeddings",
-                (true, false) => "bm25f+semantic",
-                (false, false) => "bm25f",
-            }
-            .to_string(),
-        })
+        candidates
     }
+
+    /// A shown hit: its program's row decoded, its fit and `why`.
+    fn hit(&self, rank: usize, c: Candidate<'_>, q: &PatternQuery, asked: &Asked) -> PatternHit {
+        let p = &self.snap.patterns.programs[c.program];
+        let meta = p.published.as_ref();
+        let contract_terms = c.matched.iter().any(|(f, _)| matches!(f, Field::Result | Field::Argument));
+        let fit = match c.fit {
+            Some(f) if !q.have.is_empty() => f,
+            _ => fit(p, q, contract_terms, true),
+        };
+        let mut why: Vec<String> = c.matched.iter().map(|(f, ts)| why_line(p, *f, ts)).collect();
+        if c.similarity > 0.0 {
+            why.push(format!("semantic: {:.2} (corpus-learned model)", c.similarity));
+        }
+        if let (true, Ok(Some(table))) = (c.dense > 0.0, self.snap.program_embeddings()) {
+            why.push(format!("embeddings: {:.2} ({})", c.dense, table.header.model.name));
+        }
+        why.extend(asked.tags.iter().map(|t| format!("tag #{t}")));
+        why.extend(fit.returns.iter().map(|m| format!("returns {}: {}", m.field, m.ty)));
+        why.extend(fit.accepts.iter().map(|m| format!("accepts {}: {}", m.field, m.ty)));
+        if let Some(dep) = &asked.depends_on {
+            why.push(format!("depends on {dep}"));
+        }
+        PatternHit {
+            rank: rank + 1,
+            address: format!("pattern:{}", p.pattern_id),
+            pattern_id: p.pattern_id.clone(),
+            import_hint: format!("import X from \"cf:pattern:{}\"", p.pattern_id),
+            entry: p.entry.clone(),
+            description: p.description.clone(),
+            hashtags: p.hashtags.clone(),
+            kind: meta.and_then(|m| m.kind),
+            quality: meta.and_then(|m| m.quality),
+            origin: p.origin.clone(),
+            identity: p.identity.status.as_str().to_string(),
+            has_source: p.has_source,
+            tier: p.profile.tier.as_ref().map(|t| t.tier.clone()),
+            tier_source: p.profile.tier.as_ref().map(|t| t.source.clone()),
+            score: c.score,
+            why,
+            fit,
+            denied: None,
+        }
+    }
+}
+
+/// What a pattern query asks, checked.
+struct Asked {
+    limit: usize,
+    /// Analysed query words, each once, in order.
+    terms: Vec<String>,
+    /// `--tag`s, normalised.
+    tags: Vec<String>,
+    /// The pattern id `--depends-on` names.
+    depends_on: Option<String>,
+    /// Whether the fit verdict changes the score (contract fields or handles asked).
+    fit_scores: bool,
+    /// Contract fields asked for (`--returns` and `--accepts`).
+    requested: f64,
+}
+
+/// The per-program scores a search combines.
+struct Scores<'s> {
+    /// BM25F and the matched terms per field ([`score_programs`]).
+    text: (Vec<f64>, Vec<Matched>),
+    /// Cosine in the corpus-learned space.
+    semantic: &'s Option<Vec<f32>>,
+    /// Sentence-embedding cosine of the profile.
+    dense: &'s Option<Vec<f32>>,
+}
+
+/// A program that passed the filters and matched, before the cut to `limit`.
+struct Candidate<'a> {
+    program: usize,
+    entry: &'a str,
+    score: f64,
+    matched: Matched,
+    fit: Option<Fit>,
+    similarity: f32,
+    dense: f32,
+}
+
+/// Does the program pass `--kind`, `--min-quality`, `--depends-on`, `--tag` and `--tier`?
+fn passes_filters(facets: &ProgramFacets, q: &PatternQuery, asked: &Asked) -> bool {
+    if q.kind.is_some() && facets.kind != q.kind {
+        return false;
+    }
+    if let Some(min) = q.min_quality
+        && facets.quality.is_none_or(|have| have < min)
+    {
+        return false;
+    }
+    if let Some(dep) = &asked.depends_on
+        && !facets.dependencies.contains(dep)
+    {
+        return false;
+    }
+    asked.tags.iter().all(|t| facets.hashtags.iter().any(|h| &normalize_tag(h) == t))
+        && tier_passes(facets, q.tier.as_deref())
 }
 
 #[cfg(test)]
