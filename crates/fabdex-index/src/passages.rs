@@ -60,26 +60,14 @@ impl PassageVectors {
     /// with its passages, or −∞ for a unit without any. Units are shared over
     /// the rayon pool.
     pub fn best_cosines(&self, query: &[f32]) -> Vec<f32> {
-        // The values are looked up once, not once per unit (a mapped table's
-        // are a checked cast each time).
-        let vectors: &[f32] = &self.vectors;
-        (0..self.units())
-            .into_par_iter()
-            .with_min_len(256)
-            .map(|u| {
-                vectors[self.starts[u] * self.dim..self.starts[u + 1] * self.dim]
-                    .chunks_exact(self.dim.max(1))
-                    .map(|v| fabdex_embed::cosine(v, query))
-                    .fold(f32::NEG_INFINITY, f32::max)
-            })
-            .collect()
+        self.best_cosines_of(&[query]).swap_remove(0)
     }
 
     /// [`Self::best_cosines`] of several queries in one pass over the
     /// vectors: each passage is read from memory once for all of them (a
     /// question of several clauses ranks each; labs' 38 MB of sentence
     /// vectors read once per clause were most of such a search). Each
-    /// cosine is the same sum as [`Self::best_cosines`] makes.
+    /// cosine is [`fabdex_embed::cosine`]'s sum, as for one query alone.
     pub fn best_cosines_of(&self, queries: &[&[f32]]) -> Vec<Vec<f32>> {
         let k = queries.len();
         if k == 0 {
@@ -145,6 +133,17 @@ mod tests {
         assert_eq!(together.len(), 3);
         for (q, got) in refs.iter().zip(&together) {
             assert_eq!(got, &table.best_cosines(q));
+            // And each is the plain loop over the unit's passages.
+            let plain: Vec<f32> = (0..table.units())
+                .map(|u| {
+                    table
+                        .vectors(u)
+                        .chunks_exact(dim)
+                        .map(|v| fabdex_embed::cosine(v, q))
+                        .fold(f32::NEG_INFINITY, f32::max)
+                })
+                .collect();
+            assert_eq!(got, &plain);
         }
         assert_eq!(together[0][1], f32::NEG_INFINITY);
         assert_ne!(together[0], together[1], "the queries differ, so must their cosines");

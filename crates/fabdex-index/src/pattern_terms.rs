@@ -105,6 +105,11 @@ impl Field {
         }
     }
 
+    /// The field's place in [`FIELDS`] (and in the table's field lengths).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     /// The field's name in `why`.
     pub fn label(self) -> &'static str {
         match self {
@@ -496,6 +501,13 @@ mod tests {
     }
 
     #[test]
+    fn a_field_index_is_its_place_in_fields() {
+        for (i, field) in FIELDS.iter().enumerate() {
+            assert_eq!(field.index(), i, "{field:?}");
+        }
+    }
+
+    #[test]
     fn every_cut_and_trailing_bytes_are_refused() {
         let bytes = table_bytes(&[("a.tsx", "one two"), ("b.tsx", "two three")]);
         for cut in 0..bytes.len() {
@@ -539,7 +551,7 @@ mod tests {
                 for term in ["todo", "list", "chat", "about"] {
                     for p in table.term(term).map(|(_, p)| p).unwrap_or_default() {
                         proptest::prop_assert!((p.program as usize) < table.programs());
-                        let _ = table.len_of(p.program as usize, FIELDS.iter().position(|f| *f == p.field).unwrap());
+                        let _ = table.len_of(p.program as usize, p.field.index());
                     }
                 }
                 for program in 0..table.programs() {

@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 
 pub(crate) use fabdex_index::pattern_terms::effective_schemas;
-use fabdex_index::pattern_terms::{FIELDS, Field, PatternTerms, ProgramFacets};
+use fabdex_index::pattern_terms::{Field, PatternTerms, ProgramFacets};
 use fabdex_index::profiles::tier_factor;
 use fabdex_index::search_schema::terms;
 use fabdex_model::Limits;
@@ -120,7 +120,7 @@ fn score_programs(table: &PatternTerms, query: &[String], levers: &PatternLevers
             let (mut weighted, mut summed, mut contract) = (0.0, 0.0, 0.0);
             for posting in group.iter().filter(|p| field_enabled(p.field, levers)) {
                 let field = posting.field;
-                let fi = FIELDS.iter().position(|f| *f == field).expect("a field of the table");
+                let fi = field.index();
                 let tf = f64::from(posting.frequency);
                 let norm = 1.0 - B + B * f64::from(table.len_of(program, fi)) / table.avg_len(fi);
                 let bm25 = field.weight() * idf * tf * (K1 + 1.0) / (tf + K1 * norm);
@@ -142,7 +142,7 @@ fn score_programs(table: &PatternTerms, query: &[String], levers: &PatternLevers
         }
     }
     for m in &mut matched {
-        m.sort_by_key(|(f, _)| FIELDS.iter().position(|x| x == f));
+        m.sort_by_key(|(f, _)| f.index());
     }
     (scores, matched)
 }
