@@ -6,7 +6,9 @@
 //! temporary folder with the release binary, then runs each command 2 times
 //! to warm up and `--runs N` (default 9) times measured. With
 //! `FABDEX_BENCH_PATTERNS=DIR` (a labs `packages/patterns` checkout) the
-//! pattern commands run too, on an index of that folder.
+//! pattern commands run too, on an index of that folder. The last rows are
+//! `fabdex index` after a one-line edit of one file (the docs hit's file;
+//! the first `.tsx` of the patterns folder), on copies indexed once before.
 //!
 //! Run: `cargo build --release && cargo bench --bench cli`. The binary
 //! measured is `target/release/fabdex` (or `FABDEX_BENCH_BIN`).
@@ -50,6 +52,46 @@ fn index(bin: &Path, source: &Path, out: &Path) {
         .status()
         .expect("run fabdex index");
     assert!(status.success(), "indexing {} failed", source.display());
+}
+
+/// Copy a tree (symlinks and `.git` left out, as `fabdex index` leaves them).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let t = e.file_type().unwrap();
+        if t.is_dir() && e.file_name() != ".git" {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else if t.is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// `fabdex index` after a one-line edit of `file` (relative to `source`),
+/// on a copy of `source` indexed once before: each run appends another line
+/// (`line` with the run's number), so each has a new snapshot to make.
+fn reindex(bin: &Path, source: &Path, scratch: &Path, file: &str, line: &str, runs: usize) -> Row {
+    let name = source.file_name().unwrap();
+    let copy = scratch.join(format!("reindex-{}", file.replace('/', "-"))).join(name);
+    copy_tree(source, &copy);
+    let out = copy.parent().unwrap().join("index");
+    index(bin, &copy, &out);
+    let edited = copy.join(file);
+    let (mut times, mut rss) = (Vec::new(), 0);
+    for run in 0..runs + 2 {
+        let mut text = std::fs::read_to_string(&edited).unwrap();
+        text.push_str(&line.replace("{run}", &run.to_string()));
+        std::fs::write(&edited, text).unwrap();
+        let mut c = Command::new(bin);
+        c.args(["index", "--no-embeddings", "--out"]).arg(&out).arg(&copy).env("FABDEX_MODELS", out.join("no-models"));
+        let (t, r) = measure(&mut c);
+        if run >= 2 {
+            times.push(t);
+            rss = rss.max(r);
+        }
+    }
+    times.sort();
+    Row { name: format!("index after a one-line edit of `{file}`"), median: times[times.len() / 2], rss_kib: rss }
 }
 
 fn first_hit(bin: &Path, index: &Path, args: &[&str], field: &str) -> String {
@@ -97,6 +139,8 @@ fn main() {
         bench("outline", runs, fabdex(&docs_index, s(&["outline", &prefix]))),
         bench("related", runs, fabdex(&docs_index, s(&["related", &hit]))),
     ];
+    let edited = file.split_once('/').map_or(file.as_str(), |(_, path)| path);
+    rows.push(reindex(&bin, &docs, scratch.path(), edited, "\nOne more line, edit {run}.\n", runs));
     if let Some(patterns) = std::env::var_os("FABDEX_BENCH_PATTERNS").map(PathBuf::from) {
         let patterns_index = scratch.path().join("patterns");
         index(&bin, &patterns, &patterns_index);
@@ -104,6 +148,16 @@ fn main() {
         let id = first_hit(&bin, &patterns_index, &["search", "patterns", task], "patternId");
         rows.push(bench("search patterns", runs, fabdex(&patterns_index, s(&["search", "patterns", task]))));
         rows.push(bench("inspect", runs, fabdex(&patterns_index, s(&["inspect", &id]))));
+        let mut sources: Vec<String> = std::fs::read_dir(&patterns)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tsx"))
+            .collect();
+        sources.sort();
+        if let Some(source) = sources.first() {
+            rows.push(reindex(&bin, &patterns, scratch.path(), source, "\n// edit {run}\n", runs));
+        }
     } else {
         eprintln!("FABDEX_BENCH_PATTERNS is unset: the pattern commands are not measured");
     }

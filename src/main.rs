@@ -160,6 +160,12 @@ enum Command {
         /// (`fabdex models add`) or the config names one.
         #[arg(long)]
         no_embeddings: bool,
+        /// Build whole: carry no search document or semantic vector from the
+        /// published snapshot, and refit the semantic models (by default a
+        /// build updates the published snapshot's search index for the files
+        /// that changed and folds them into its semantic space).
+        #[arg(long)]
+        full: bool,
     },
     /// Check every table, search file and blob of the published snapshot
     /// against its manifest (queries check only what they use, on first use).
@@ -573,7 +579,7 @@ fn run(cli: Cli) -> Result<()> {
                 Ok(())
             }
         }
-        Command::Index { roots, config, out, from_index, timeout, no_embeddings } => {
+        Command::Index { roots, config, out, from_index, timeout, no_embeddings, full } => {
             let mut config = match (config, roots.is_empty()) {
                 (Some(path), true) => Config::load(&path)?,
                 (Some(_), false) => anyhow::bail!("give either ROOT paths or --config, not both"),
@@ -628,6 +634,7 @@ fn run(cli: Cli) -> Result<()> {
             let mut opts = BuildOptions::new(dir);
             opts.progress = !cli.json;
             opts.keep_snapshots = config.index.keep_snapshots;
+            opts.full = full;
             let report = fabdex_index::build(&config, &opts)?;
             if cli.json { print_json(&report) } else { print_report(&report) }
         }
@@ -1611,6 +1618,9 @@ fn print_report(r: &IndexReport) -> Result<()> {
             e.truncated,
             e.max_passages
         );
+    }
+    if !r.unchanged {
+        println!("{}", r.incremental.summary());
     }
     println!(
         "links: {} ({} to sections, {} to files or folders, {} external, {} unresolved)",

@@ -27,10 +27,18 @@ impl BlobStore {
     /// Store bytes under their digest, linking from `reuse` (a previous
     /// snapshot's store) when it already holds them.
     pub fn put(&self, bytes: &[u8], reuse: Option<&BlobStore>) -> Result<String> {
-        let digest = digest_bytes(bytes);
+        let digest = blake3::hash(bytes);
+        self.put_digested(bytes, &digest, reuse)?;
+        Ok(format!("blake3:{}", digest.to_hex()))
+    }
+
+    /// [`BlobStore::put`] of bytes whose digest is known. Two puts of the same
+    /// bytes must not run at once: both could find the blob missing.
+    pub fn put_digested(&self, bytes: &[u8], digest: &blake3::Hash, reuse: Option<&BlobStore>) -> Result<()> {
+        let digest = format!("blake3:{}", digest.to_hex());
         let path = self.path_of(&digest)?;
         if path.exists() {
-            return Ok(digest);
+            return Ok(());
         }
         let folder = path.parent().unwrap();
         fs::create_dir_all(folder).with_context(|| format!("cannot create the folder `{}`", folder.display()))?;
@@ -39,11 +47,11 @@ impl BlobStore {
             // Link only a blob that still holds exactly these bytes: a
             // corrupted predecessor must not leak into the new snapshot.
             if fs::read(&old).is_ok_and(|b| b == bytes) && fs::hard_link(&old, &path).is_ok() {
-                return Ok(digest);
+                return Ok(());
             }
         }
         fs::write(&path, bytes).with_context(|| format!("cannot write blob `{}`", path.display()))?;
-        Ok(digest)
+        Ok(())
     }
 
     /// The bytes stored under `digest`, checked against it.

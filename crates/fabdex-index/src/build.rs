@@ -15,15 +15,17 @@ use fabdex_model::records::{
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use tantivy::doc;
 
 use crate::blobs::BlobStore;
 use crate::config::Config;
+use crate::incremental::{Carry, IncrementalReport};
 use crate::links::Resolver;
 use crate::published::{PublishedSet, is_source_name};
-use crate::search_schema::{self, UnitText, expand_identifiers};
+use crate::search_schema::{self, UnitText};
+use crate::semantic::Carried;
 use crate::snapshot::{
-    Counts, FORMAT_VERSION, IndexLayout, Manifest, ManifestFile, ManifestRoot, SEARCH_VERSION, Snapshot, units_of,
+    Counts, FORMAT_VERSION, IndexLayout, Manifest, ManifestFile, ManifestRoot, SEARCH_VERSION, SemanticFit, Snapshot,
+    units_of,
 };
 use crate::walk::{Candidate, FileType, Skipped, walk_root};
 use fabdex_model::ts::{IdentityStatus, Outline, TsExtraction};
@@ -35,11 +37,14 @@ pub struct BuildOptions {
     pub progress: bool,
     /// Older snapshots kept besides the published one.
     pub keep_snapshots: usize,
+    /// Build whole: no search document or semantic vector is carried from
+    /// the published snapshot, and the models are refitted.
+    pub full: bool,
 }
 
 impl BuildOptions {
     pub fn new(index_dir: impl Into<PathBuf>) -> Self {
-        BuildOptions { index_dir: index_dir.into(), progress: false, keep_snapshots: 2 }
+        BuildOptions { index_dir: index_dir.into(), progress: false, keep_snapshots: 2, full: false }
     }
 }
 
@@ -85,6 +90,9 @@ pub struct IndexReport {
     /// Descriptions, keywords and tiers attached to programs, per source.
     #[serde(default)]
     pub profiles: crate::profiles::ProfileReport,
+    /// What the build carried from the published snapshot, or why it was whole.
+    #[serde(default)]
+    pub incremental: IncrementalReport,
 }
 
 /// What the embedding phase of a build did.
@@ -258,7 +266,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         commonfabric_types.as_deref(),
         encoder.as_ref().map(|e| (e.identity(), e.precision())),
     );
-    if layout.snapshot(&id).exists() && verify_all(&layout.snapshot(&id)).is_ok() {
+    if !opts.full && layout.snapshot(&id).exists() && verify_all(&layout.snapshot(&id)).is_ok() {
         let mut report: IndexReport = crate::snapshot::read_json(&layout.snapshot(&id).join("report.json"))?;
         report.unchanged = true;
         (report.extracted, report.reused_from_cache) = cache_counts(&files, &ts_files);
@@ -387,6 +395,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     ));
     let result = write_snapshot(
         &id,
+        opts.full,
         &ts_files,
         &published,
         commonfabric_types.as_deref(),
@@ -412,12 +421,13 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         }
     };
     lap(&mut clock);
-    report.unchanged = publish(&layout, &staging, &manifest.snapshot_id)?;
+    report.unchanged = publish(&layout, &staging, &manifest.snapshot_id, opts.full)?;
     phases.insert("publish".into(), lap(&mut clock));
-    report.phases_ms = phases;
-    report.elapsed_ms = started.elapsed().as_millis() as u64;
     gc(&layout, &manifest.snapshot_id, opts.keep_snapshots);
     live_cache.prune();
+    phases.insert("gc".into(), lap(&mut clock));
+    report.phases_ms = phases;
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }
 
@@ -496,6 +506,23 @@ fn read_text(c: &Candidate, root: &str, max_bytes: u64) -> Result<String, Outcom
 fn write_file(path: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> Result<()> {
     let path = path.as_ref();
     fs::write(path, bytes).with_context(|| format!("cannot write `{}`", path.display()))
+}
+
+/// A table's name and what encodes it.
+type TableEncoder<'a> = (&'static str, &'a (dyn Fn() -> Vec<u8> + Sync));
+
+/// Encode, write and digest tables over the pool, each digest recorded in `tables`.
+fn write_tables(staging: &Path, tables: &mut BTreeMap<String, String>, encoders: &[TableEncoder<'_>]) -> Result<()> {
+    let digests: Vec<(String, String)> = encoders
+        .par_iter()
+        .map(|(name, encode)| {
+            let bytes = encode();
+            write_file(staging.join(name), &bytes)?;
+            Ok((name.to_string(), digest_bytes(&bytes)))
+        })
+        .collect::<Result<_>>()?;
+    tables.extend(digests);
+    Ok(())
 }
 
 fn create_dir(path: impl AsRef<Path>) -> Result<()> {
@@ -596,6 +623,7 @@ fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, caches: &Cach
 #[allow(clippy::too_many_arguments)]
 fn write_snapshot(
     id: &str,
+    full: bool,
     ts_files: &[TsFile],
     published: &[(usize, PublishedSet)],
     commonfabric_types: Option<&str>,
@@ -620,13 +648,20 @@ fn write_snapshot(
     // Blobs: hard-linked from the published snapshot when unchanged.
     let previous = layout.current_id().map(|id| BlobStore::new(layout.snapshot(&id).join("blobs")));
     let blobs = BlobStore::new(staging.join("blobs"));
-    for text in files.iter().map(|f| &f.text).chain(ts_files.iter().map(|f| &f.text)).chain(raw_files) {
-        blobs.put(text.as_bytes(), previous.as_ref())?;
-    }
+    // One put per distinct text, over the pool: two puts of the same blob
+    // at once could each find it missing.
+    let texts: Vec<&String> =
+        files.iter().map(|f| &f.text).chain(ts_files.iter().map(|f| &f.text)).chain(raw_files).collect();
+    let distinct: HashMap<blake3::Hash, &String> =
+        texts.par_iter().map(|text| (blake3::hash(text.as_bytes()), *text)).collect();
+    distinct
+        .into_par_iter()
+        .try_for_each(|(digest, text)| blobs.put_digested(text.as_bytes(), &digest, previous.as_ref()))?;
 
     phases.insert("blobs".into(), lap(&mut clock));
 
     // Tables.
+    crate::docs_table::keyed_units(&units_of(docs)).map_err(anyhow::Error::msg)?;
     let docs_bytes = crate::docs_table::encode(docs);
     write_file(staging.join(crate::docs_table::PATH), &docs_bytes)?;
     let mut tables = BTreeMap::new();
@@ -662,39 +697,35 @@ fn write_snapshot(
     counts.source_parse_failures = patterns.files.iter().filter(|f| f.extraction.parse_failed).count() as u64;
     phases.insert("patterns".into(), lap(&mut clock));
 
-    // Search index.
+    // Search index and semantic models: carried from the published snapshot where they can be.
     let units = units_of(docs);
-    let search_dir = staging.join("search");
-    let unit_texts = write_search_index(&search_dir, files, docs, &units)
-        .with_context(|| format!("cannot write the search index in `{}`", search_dir.display()))?;
-    let mut search_files = BTreeMap::new();
-    for entry in fs::read_dir(staging.join("search"))? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".lock") || !entry.file_type()?.is_file() {
-            continue;
-        }
-        search_files.insert(name, digest_bytes(&fs::read(entry.path())?));
+    let carry = crate::incremental::plan(layout, config, docs, &units, full);
+    phases.insert("carry".into(), lap(&mut clock));
+    let texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
+    let written = search_and_semantic(staging, id, config, &texts, docs, &units, carry, phases)?;
+    let models = written.models;
+    let search_files = written.search_files;
+    if let Some(deletions) = &written.deletions {
+        let bytes = serde_json::to_vec(deletions)?;
+        write_file(staging.join(search_schema::DELETIONS_TABLE), &bytes)?;
+        tables.insert(search_schema::DELETIONS_TABLE.to_string(), digest_bytes(&bytes));
     }
-
-    phases.insert("search_index".into(), lap(&mut clock));
-
-    // Semantic models, learned from the same analysed terms.
-    let unit_file: Vec<u32> = units.iter().map(|u| docs.sections[u.section as usize].file).collect();
-    let models = crate::semantic::fit(&unit_texts, &unit_file, docs.files.len());
-    for (name, model) in [(crate::semantic::UNITS_TABLE, &models.units), (crate::semantic::FILES_TABLE, &models.files)]
-    {
-        let bytes = model.to_bytes();
-        write_file(staging.join(name), &bytes)?;
-        tables.insert(name.to_string(), digest_bytes(&bytes));
-    }
-    let bytes = models.passages.to_bytes();
-    write_file(staging.join(crate::semantic::PASSAGES_TABLE), &bytes)?;
-    tables.insert(crate::semantic::PASSAGES_TABLE.to_string(), digest_bytes(&bytes));
+    let units_model = || models.units.to_bytes();
+    let files_model = || models.files.to_bytes();
+    let passages = || models.passages.to_bytes();
+    write_tables(
+        staging,
+        &mut tables,
+        &[
+            (crate::semantic::UNITS_TABLE, &units_model),
+            (crate::semantic::FILES_TABLE, &files_model),
+            (crate::semantic::PASSAGES_TABLE, &passages),
+        ],
+    )?;
     counts.semantic_passages = models.passages.len() as u64;
     counts.semantic_dimensions = models.units.dim() as u64;
     counts.semantic_vocabulary = models.units.vocabulary() as u64;
-    phases.insert("semantic".into(), lap(&mut clock));
+    phases.insert("semantic_write".into(), lap(&mut clock));
 
     // Pattern search's term table, with each program's vector in the units model's space.
     let bytes = crate::pattern_terms::encode(&patterns.programs, &models.units);
@@ -705,7 +736,7 @@ fn write_snapshot(
     // Sentence embeddings, when a model was given.
     let mut embeddings_report = None;
     if let Some(encoder) = encoder {
-        let bar = progress_bar(progress, unit_texts.len() as u64);
+        let bar = progress_bar(progress, units.len() as u64);
         // `docs.files[i]` was assembled from `files[i]`.
         let sources: Vec<_> = units
             .iter()
@@ -798,6 +829,7 @@ fn write_snapshot(
         counts: counts.clone(),
         tables,
         search_files,
+        semantic_fit: written.fit,
     };
     let (extracted, reused_from_cache) = cache_counts(files, ts_files);
     let report = IndexReport {
@@ -823,6 +855,7 @@ fn write_snapshot(
         phases_ms: phases.clone(),
         embeddings: embeddings_report,
         profiles: profile_report,
+        incremental: written.report,
     };
     write_file(staging.join("report.json"), serde_json::to_vec_pretty(&report)?)?;
     // The manifest is written last: a staging directory without one is incomplete.
@@ -899,50 +932,87 @@ fn snapshot_id(
     h.finalize().to_hex()[..16].to_string()
 }
 
-/// Write the tantivy index; returns each unit's field texts (the semantic fit reuses them).
-fn write_search_index(
-    dir: &Path,
-    files: &[ReadFile],
+/// What [`search_and_semantic`] made.
+struct SearchAndSemantic {
+    models: crate::semantic::SemanticModels,
+    search_files: BTreeMap<String, String>,
+    deletions: Option<search_schema::SearchDeletions>,
+    fit: SemanticFit,
+    report: IncrementalReport,
+}
+
+/// Write the search index into `staging/search` and make the semantic
+/// models: whole when `carry` says why they must be, else the published
+/// snapshot's index updated and its models folded into (or refitted, past
+/// the configured drift). `texts[f]` is docs file `f`'s text.
+#[allow(clippy::too_many_arguments)]
+fn search_and_semantic(
+    staging: &Path,
+    id: &str,
+    config: &Config,
+    texts: &[&str],
     docs: &DocsTable,
     units: &[crate::Unit],
-) -> Result<Vec<UnitText>> {
-    let (schema, f) = search_schema::schema();
-    let index = tantivy::Index::create_in_dir(dir, schema)?;
-    search_schema::register(&index);
-    let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 64_000_000)?;
-    let mut texts = Vec::with_capacity(units.len());
-    for (ui, unit) in units.iter().enumerate() {
-        let row = &docs.sections[unit.section as usize];
-        let file_row = &docs.files[row.file as usize];
-        let u = UnitText::new(&files[row.file as usize].text, docs, unit);
-        writer.add_document(doc!(
-            f.unit => ui as u64,
-            f.address => unit.address.clone(),
-            f.heading => expand_identifiers(&u.heading),
-            f.context => expand_identifiers(&u.context),
-            f.path => expand_identifiers(&u.path),
-            f.body => expand_identifiers(&u.body),
-            f.code => expand_identifiers(&u.code),
-            f.symbols => expand_identifiers(&u.symbols),
-            f.parent => expand_identifiers(&u.parent),
-            f.defines => expand_identifiers(&u.defines),
-            f.path_raw => format!("{}/{}", file_row.root, file_row.path),
-            f.history => u64::from(file_row.historical),
-        ))?;
-        texts.push(u);
-    }
-    writer.commit()?;
-    writer.wait_merging_threads()?;
-    Ok(texts)
+    carry: std::result::Result<Carry, String>,
+    phases: &mut BTreeMap<String, u64>,
+) -> Result<SearchAndSemantic> {
+    let mut clock = Instant::now();
+    let search_dir = staging.join("search");
+    let limit = config.index.semantic_drift;
+    let unit_file: Vec<u32> = units.iter().map(|u| docs.sections[u.section as usize].file).collect();
+    let text_of = |u: &crate::Unit| UnitText::new(texts[docs.sections[u.section as usize].file as usize], docs, u);
+    let fitted = SemanticFit { fitted_in: id.to_string(), fitted_units: units.len() as u64, folded_units: 0 };
+    let carry = match carry {
+        Ok(carry) => carry,
+        Err(because) => {
+            let unit_texts = crate::search_write::write(&search_dir, texts, docs, units)
+                .with_context(|| format!("cannot write the search index in `{}`", search_dir.display()))?;
+            let search_files = crate::search_write::digests(&search_dir, None)?;
+            phases.insert("search_index".into(), lap(&mut clock));
+            let models = crate::semantic::fit(&unit_texts, &unit_file, docs.files.len());
+            phases.insert("semantic".into(), lap(&mut clock));
+            let report = IncrementalReport::whole(because, limit);
+            return Ok(SearchAndSemantic { models, search_files, deletions: None, fit: fitted, report });
+        }
+    };
+    let new_texts: Vec<Option<UnitText>> =
+        units.par_iter().zip(&carry.units).map(|(u, carried)| carried.is_none().then(|| text_of(u))).collect();
+    let update = crate::search_write::update(&search_dir, &carry.previous, &carry.gone, docs, units, &new_texts)
+        .with_context(|| format!("cannot update the search index in `{}`", search_dir.display()))?;
+    let search_files = crate::search_write::digests(&search_dir, Some(&carry.previous))?;
+    phases.insert("search_index".into(), lap(&mut clock));
+    let mut report = carry.report;
+    let before = &carry.previous.manifest.semantic_fit;
+    let folded = SemanticFit { folded_units: before.folded_units + report.units_added, ..before.clone() };
+    let previous = carry.previous.semantic()?;
+    report.semantic_drift_limit = limit;
+    let (models, fit) = if folded.drift() > limit || (previous.units.dim() == 0 && report.units_added > 0) {
+        let all: Vec<UnitText> = units.par_iter().map(text_of).collect();
+        report.semantic = format!(
+            "refitted: {} units folded in since the fit in {} would be a drift of {:.3}, past the limit {limit}",
+            folded.folded_units,
+            if before.fitted_in.is_empty() { "an unknown snapshot" } else { &before.fitted_in },
+            folded.drift()
+        );
+        (crate::semantic::fit(&all, &unit_file, docs.files.len()), fitted)
+    } else {
+        let carried = Carried { units: &carry.units, files: &carry.files, unit_file: &unit_file };
+        report.semantic = format!("folded {} units into the fit of {}", report.units_added, folded.fitted_in);
+        (crate::semantic::fold(previous, &carried, &new_texts), folded)
+    };
+    report.semantic_drift = fit.drift();
+    phases.insert("semantic".into(), lap(&mut clock));
+    let deletions = (update.deletions.docs() > 0).then_some(update.deletions);
+    Ok(SearchAndSemantic { models, search_files, deletions, fit, report })
 }
 
 /// Move the staged snapshot into place and point `CURRENT` at it. Returns true
 /// when an identical, intact snapshot was already there.
-fn publish(layout: &IndexLayout, staging: &Path, id: &str) -> Result<bool> {
+fn publish(layout: &IndexLayout, staging: &Path, id: &str, replace: bool) -> Result<bool> {
     let target = layout.snapshot(id);
     let mut unchanged = false;
     if target.exists() {
-        if verify_all(&target).is_ok() {
+        if !replace && verify_all(&target).is_ok() {
             fs::remove_dir_all(staging)?;
             unchanged = true;
         } else {
@@ -965,6 +1035,19 @@ fn publish_current(layout: &IndexLayout, id: &str) -> Result<()> {
     fs::File::open(&tmp)?.sync_all()?;
     rename(&tmp, layout.current()).context("cannot replace CURRENT")?;
     Ok(())
+}
+
+/// Remove a folder, its subfolders' subfolders (a snapshot's 256 blob folders) over the
+/// pool: a snapshot is removed by every build that publishes one.
+fn remove_dir_all_parallel(dir: &Path) {
+    let folders = |dir: &Path| -> Vec<PathBuf> {
+        fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect()
+    };
+    let subdirs: Vec<PathBuf> = folders(dir).iter().flat_map(|d| folders(d)).collect();
+    subdirs.par_iter().for_each(|sub| {
+        let _ = fs::remove_dir_all(sub);
+    });
+    let _ = fs::remove_dir_all(dir);
 }
 
 /// Open a snapshot and check every blob against its digest.
@@ -1005,7 +1088,7 @@ fn gc(layout: &IndexLayout, current: &str, keep: usize) {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let trash = layout.staging().join(format!("removed-{name}-{}", std::process::id()));
         if fs::rename(&path, &trash).is_ok() {
-            let _ = fs::remove_dir_all(&trash);
+            remove_dir_all_parallel(&trash);
         }
     }
 }

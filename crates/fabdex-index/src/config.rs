@@ -48,6 +48,18 @@ pub struct IndexSettings {
     /// the labs dev questions 0.60 against f32's 0.67: see docs/ranking.md).
     #[serde(default = "default_precision")]
     pub embedding_precision: fabdex_embed::Precision,
+    /// How far an incremental build may fold edited units into the semantic
+    /// models' fitted space before it refits them: units folded in since the
+    /// fit, per unit fitted. 0 refits on every build that changes a unit.
+    #[serde(default = "default_semantic_drift")]
+    pub semantic_drift: f64,
+}
+
+/// [`IndexSettings::semantic_drift`]'s default: a tenth of the units.
+pub const DEFAULT_SEMANTIC_DRIFT: f64 = 0.10;
+
+fn default_semantic_drift() -> f64 {
+    DEFAULT_SEMANTIC_DRIFT
 }
 
 fn default_precision() -> fabdex_embed::Precision {
@@ -67,6 +79,7 @@ impl Default for IndexSettings {
             commonfabric_types: None,
             embeddings: None,
             embedding_precision: default_precision(),
+            semantic_drift: DEFAULT_SEMANTIC_DRIFT,
         }
     }
 }
@@ -168,6 +181,9 @@ impl Config {
             && !model.is_dir()
         {
             bail!("[index] embeddings: `{}` does not exist or is not a folder", model.display());
+        }
+        if !(0.0..=1.0).contains(&self.index.semantic_drift) {
+            bail!("[index] semantic_drift: {} is not a share between 0 and 1", self.index.semantic_drift);
         }
         let mut seen = std::collections::HashSet::new();
         for root in &self.roots {

@@ -30,11 +30,14 @@
 //! S pieces              the symbols each section defines, newline-joined (UTF-8)
 //! S pieces              each section's row: a JSON SectionRow
 //! u32 U                 units; then U × (u32 section, u32 part or 0, u64 byte_start, u64 byte_end, u64 chars)
+//! U × (u64 key, u32 unit) the units by key ([`unit_key`] of the unit's address), in key order
 //! u32 L                 links; then L × (u32 from, u32 to section or 0xFFFF_FFFF)
 //! L pieces              each link's row: a JSON LinkRow
 //! ```
 
 use std::sync::Arc;
+
+use rayon::prelude::*;
 
 use fabdex_model::records::{DocFileRow, DocsTable, LinkRow, SectionRow};
 
@@ -126,6 +129,7 @@ pub struct Docs {
     addresses: Strings,
     defines: Strings,
     units: Vec<UnitColumns>,
+    keys: Vec<(u64, u32)>,
 }
 
 /// One search unit as its column holds it.
@@ -168,6 +172,12 @@ impl Docs {
     /// How many search units the table has (a section, or each of its parts).
     pub fn unit_count(&self) -> usize {
         self.units.len()
+    }
+
+    /// The unit whose [`unit_key`] is `key`: how a search hit (which carries
+    /// the key, stable across incremental builds) finds its unit.
+    pub fn unit_of_key(&self, key: u64) -> Option<u32> {
+        self.keys.binary_search_by_key(&key, |(k, _)| *k).ok().map(|i| self.keys[i].1)
     }
 
     /// The search units, in order, from the columns alone.
@@ -225,7 +235,29 @@ impl Row for LinkRow {
     }
 }
 
-/// The table's bytes as written to [`PATH`].
+/// A unit's key in the search index: the first 8 bytes of the blake3 digest
+/// of its address. Unlike its number, it survives an edit of another file,
+/// so an incremental build leaves other files' documents as they are.
+pub fn unit_key(address: &str) -> u64 {
+    u64::from_le_bytes(blake3::hash(address.as_bytes()).as_bytes()[..8].try_into().expect("8 bytes"))
+}
+
+/// Each unit's key and number, in key order; an error names two units
+/// whose keys collide (never seen: 64 bits of a digest).
+pub fn keyed_units(units: &[Unit]) -> Result<Vec<(u64, u32)>, String> {
+    let mut keys: Vec<(u64, u32)> = units.iter().enumerate().map(|(i, u)| (unit_key(&u.address), i as u32)).collect();
+    keys.sort_unstable();
+    if let Some(w) = keys.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(format!(
+            "units `{}` and `{}` have the same search key; rename a heading",
+            units[w[0].1 as usize].address, units[w[1].1 as usize].address
+        ));
+    }
+    Ok(keys)
+}
+
+/// The table's bytes as written to [`PATH`]. The build checks
+/// [`keyed_units`] first: two units with one key cannot be written.
 pub fn encode(docs: &DocsTable) -> Vec<u8> {
     let mut out = MAGIC.to_vec();
     put_blob(&mut out, &serde_json::to_vec(&docs.files).expect("file rows serialize"));
@@ -236,7 +268,9 @@ pub fn encode(docs: &DocsTable) -> Vec<u8> {
     }
     put_pieces(&mut out, docs.sections.iter().map(|s| s.address.as_bytes().to_vec()));
     put_pieces(&mut out, docs.sections.iter().map(|s| s.section.defines.join("\n").into_bytes()));
-    put_pieces(&mut out, docs.sections.iter().map(|s| serde_json::to_vec(s).expect("a section row serializes")));
+    let rows: Vec<Vec<u8>> =
+        docs.sections.par_iter().map(|s| serde_json::to_vec(s).expect("a section row serializes")).collect();
+    put_pieces(&mut out, rows.into_iter());
     let units = units_of(docs);
     put_u32(&mut out, count(units.len()));
     for u in &units {
@@ -246,12 +280,18 @@ pub fn encode(docs: &DocsTable) -> Vec<u8> {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
+    for (key, unit) in keyed_units(&units).expect("the build checked the unit keys") {
+        out.extend_from_slice(&key.to_le_bytes());
+        put_u32(&mut out, unit);
+    }
     put_u32(&mut out, count(docs.links.len()));
     for l in &docs.links {
         put_u32(&mut out, l.from);
         put_u32(&mut out, l.to_section.unwrap_or(NONE));
     }
-    put_pieces(&mut out, docs.links.iter().map(|l| serde_json::to_vec(l).expect("a link row serializes")));
+    let rows: Vec<Vec<u8>> =
+        docs.links.par_iter().map(|l| serde_json::to_vec(l).expect("a link row serializes")).collect();
+    put_pieces(&mut out, rows.into_iter());
     out
 }
 
@@ -270,6 +310,7 @@ pub fn decode(bytes: impl Into<TableBytes>) -> Result<Docs, String> {
     let section_rows = r.pieces(sections, "section row")?;
     let unit_count = r.u32("the unit count")? as usize;
     let units = read_units(&mut r, unit_count)?;
+    let keys = read_keys(&mut r, unit_count)?;
     let links = r.u32("the link count")? as usize;
     let link_refs = pairs(&r.u32s(links * 2, "the link columns")?);
     let link_rows = r.pieces(links, "link row")?;
@@ -283,7 +324,31 @@ pub fn decode(bytes: impl Into<TableBytes>) -> Result<Docs, String> {
         addresses,
         defines,
         units,
+        keys,
     })
+}
+
+/// The key column: `n` (key, unit) pairs, keys strictly increasing and
+/// every unit named once, so a key finds at most one unit and it is in range.
+fn read_keys(r: &mut Reader<'_>, n: usize) -> Result<Vec<(u64, u32)>, String> {
+    let bytes = r.take(n.checked_mul(12).ok_or("the units are too many")?, "the unit keys")?;
+    let keys: Vec<(u64, u32)> = bytes
+        .chunks_exact(12)
+        .map(|c| {
+            (u64::from_le_bytes(c[..8].try_into().expect("8 bytes")), u32::from_le_bytes(c[8..].try_into().expect("4")))
+        })
+        .collect();
+    let mut named = vec![false; n];
+    for (i, &(key, unit)) in keys.iter().enumerate() {
+        if i > 0 && keys[i - 1].0 >= key {
+            return Err(format!("the unit keys are out of order at {i}"));
+        }
+        match named.get_mut(unit as usize) {
+            Some(seen) if !*seen => *seen = true,
+            _ => return Err(format!("unit key {i} names unit {unit}, out of range or twice")),
+        }
+    }
+    Ok(keys)
 }
 
 /// `n` units' columns, 32 bytes each.
@@ -443,6 +508,28 @@ mod tests {
         assert_eq!((docs.section_file(1), docs.section_parent(1), docs.section_parent(0)), (1, Some(0), None));
         assert_eq!(docs.link_ends(0), (1, Some(0)));
         assert_eq!(docs.unit_count(), 3);
+        for (i, u) in docs.units().iter().enumerate() {
+            assert_eq!(docs.unit_of_key(unit_key(&u.address)), Some(i as u32), "{}", u.address);
+        }
+        assert_eq!(docs.unit_of_key(unit_key("doc:docs/b.md#a~3")), None);
+    }
+
+    #[test]
+    fn a_damaged_key_column_is_refused() {
+        let t = table();
+        let bytes = encode(&t);
+        let keys = keyed_units(&units_of(&t)).unwrap();
+        let column: Vec<u8> =
+            keys.iter().flat_map(|(k, u)| [k.to_le_bytes().to_vec(), u.to_le_bytes().to_vec()].concat()).collect();
+        let at = bytes.windows(column.len()).position(|w| w == column).unwrap();
+        // The second pair names the first pair's unit.
+        let mut twice = bytes.clone();
+        twice[at + 20..at + 24].copy_from_slice(&keys[0].1.to_le_bytes());
+        assert!(decode(twice).unwrap_err().contains("unit key 1 names unit"), "a unit named twice");
+        // The first two pairs swapped: keys out of order.
+        let mut swapped = bytes.clone();
+        swapped[at..at + 24].copy_from_slice(&[&column[12..24], &column[..12]].concat());
+        assert!(decode(swapped).unwrap_err().contains("the unit keys are out of order at 1"), "order");
     }
 
     #[test]

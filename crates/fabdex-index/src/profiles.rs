@@ -239,6 +239,9 @@ fn plain_heading(h: &str) -> String {
 /// Attach catalog sections, READMEs and linking sections, then tiers.
 /// `texts[i]` is the text of `docs.files[i]`.
 pub fn attach_docs(docs: &DocsTable, texts: &[&str], table: &mut PatternsTable) {
+    if table.programs.is_empty() {
+        return;
+    }
     let entries = tree_entries(table);
     let mut notes =
         Notes { docs: vec![Vec::new(); table.programs.len()], limits: vec![Vec::new(); table.programs.len()] };

@@ -15,14 +15,50 @@ use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
 };
 
+/// Where [`SearchDeletions`] lives in a snapshot (absent: the search index
+/// was written whole and has no deleted document).
+pub const DELETIONS_TABLE: &str = "tables/search-deletions.json";
+
+/// What the documents deleted from a search index by incremental builds
+/// (and still in its segments) held, per segment: tantivy counts a deleted
+/// document in its BM25 statistics until its segment is merged (or dropped,
+/// once every document in it is deleted); the query layer subtracts these,
+/// so that an updated index scores as one written whole.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SearchDeletions {
+    /// Segment id (as tantivy names it) → what was deleted from it.
+    pub segments: std::collections::BTreeMap<String, Deleted>,
+}
+
+/// The deleted documents of one segment: their number, and their tokens per text field.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Deleted {
+    pub docs: u64,
+    /// Field name → tokens the deleted documents had in it.
+    pub tokens: std::collections::BTreeMap<String, u64>,
+}
+
+impl SearchDeletions {
+    /// Deleted documents in every segment.
+    pub fn docs(&self) -> u64 {
+        self.segments.values().map(|d| d.docs).sum()
+    }
+
+    /// Tokens the deleted documents had in `field`, in every segment.
+    pub fn tokens(&self, field: &str) -> u64 {
+        self.segments.values().filter_map(|d| d.tokens.get(field)).sum()
+    }
+}
+
 /// Name of the analyzer registered on every fabdex search index.
 pub const ANALYZER: &str = "fabdex";
 
 /// The fields of one search unit (a section, or a part of a split section).
 #[derive(Clone, Copy)]
 pub struct Fields {
-    /// Index of the unit in [`crate::Snapshot::units`].
-    pub unit: Field,
+    /// The unit's key ([`crate::docs_table::unit_key`] of its address);
+    /// the docs table maps it to the unit's number.
+    pub key: Field,
     pub address: Field,
     /// The section's own heading.
     pub heading: Field,
@@ -39,7 +75,8 @@ pub struct Fields {
     pub parent: Field,
     /// API symbols the section defines.
     pub defines: Field,
-    /// `<root>/<path>` untokenized, for prefix filters.
+    /// `<root>/<path>` untokenized, for prefix filters and for deleting a
+    /// file's units in an incremental build.
     pub path_raw: Field,
     /// 1 when the file is historical.
     pub history: Field,
@@ -53,7 +90,7 @@ pub fn schema() -> (Schema, Fields) {
         TextFieldIndexing::default().set_tokenizer(ANALYZER).set_index_option(IndexRecordOption::WithFreqsAndPositions),
     );
     let fields = Fields {
-        unit: b.add_u64_field("unit", STORED | FAST),
+        key: b.add_u64_field("key", FAST),
         address: b.add_text_field("address", STRING | STORED),
         heading: b.add_text_field("heading", text.clone()),
         context: b.add_text_field("context", text.clone()),
@@ -73,7 +110,7 @@ pub fn schema() -> (Schema, Fields) {
 pub fn fields_of(schema: &Schema) -> tantivy::Result<Fields> {
     let f = |name: &str| schema.get_field(name);
     Ok(Fields {
-        unit: f("unit")?,
+        key: f("key")?,
         address: f("address")?,
         heading: f("heading")?,
         context: f("context")?,

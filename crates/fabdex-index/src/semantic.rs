@@ -233,6 +233,90 @@ pub fn fit(unit_texts: &[UnitText], unit_file: &[u32], files: usize) -> Semantic
     SemanticModels { units, files, passages }
 }
 
+/// Where each unit and file of a new snapshot comes from in an incremental
+/// build: a unit or file of the previous snapshot that is unchanged (its
+/// file's root, path and digest are), or none (edited or added).
+pub struct Carried<'a> {
+    /// Per unit: the previous snapshot's unit it is.
+    pub units: &'a [Option<u32>],
+    /// Per file: the previous snapshot's file it is.
+    pub files: &'a [Option<u32>],
+    /// Per unit: the file it is in.
+    pub unit_file: &'a [u32],
+}
+
+/// A unit's vector and its passages' vectors.
+type UnitVectors = (Vec<f32>, Vec<Vec<f32>>);
+
+/// Fold edited and added units into `previous`'s spaces without refitting:
+/// an unchanged unit or file keeps its vectors and passages; a new unit is
+/// embedded by the units model ([`Model::embed`] of its bag: the direction
+/// the fit would give it, in the fitted space), a new file by the files
+/// model from the sum of its units' bags. `texts[u]` is given for every
+/// unit `carried.units` does not carry. The vocabulary and idf stay the
+/// fit's, so a term no fitted document had counts for nothing until the
+/// next fit: the drift the build reports (`SemanticFit`) bounds that.
+pub fn fold(previous: &SemanticModels, carried: &Carried<'_>, texts: &[Option<UnitText>]) -> SemanticModels {
+    let (units_model, files_model) = (&previous.units, &previous.files);
+    let bags: Vec<Option<Vec<(String, f32)>>> = texts.par_iter().map(|t| t.as_ref().map(unit_bag)).collect();
+    // New units' vectors and passages over the pool; carried ones are copied below.
+    let new_rows: Vec<Option<UnitVectors>> = texts
+        .par_iter()
+        .zip(&bags)
+        .map(|(text, bag)| {
+            let (text, bag) = (text.as_ref()?, bag.as_ref()?);
+            let vector = units_model.embed(bag).unwrap_or_else(|| vec![0.0; units_model.dim()]);
+            Some((vector, unit_passages(units_model, text)))
+        })
+        .collect();
+    let mut file_bags: Vec<HashMap<&str, f32>> = vec![HashMap::new(); carried.files.len()];
+    for (u, bag) in bags.iter().enumerate() {
+        let file = carried.unit_file[u] as usize;
+        if let (None, Some(bag)) = (carried.files[file], bag) {
+            for (t, c) in bag {
+                *file_bags[file].entry(t.as_str()).or_default() += *c;
+            }
+        }
+    }
+    let file_vectors: Vec<f32> = carried
+        .files
+        .iter()
+        .zip(&file_bags)
+        .flat_map(|(carried, bag)| match carried {
+            Some(p) => files_model.vector(*p as usize).to_vec(),
+            None => {
+                let mut bag: Vec<(String, f32)> = bag.iter().map(|(t, c)| (t.to_string(), *c)).collect();
+                bag.sort_by(|a, b| a.0.cmp(&b.0));
+                files_model.embed(&bag).unwrap_or_else(|| vec![0.0; files_model.dim()])
+            }
+        })
+        .collect();
+    let dim = units_model.dim();
+    let mut counts = Vec::with_capacity(carried.units.len());
+    let mut unit_vectors = Vec::with_capacity(carried.units.len() * dim);
+    let mut passage_vectors = Vec::with_capacity(previous.passages.len() * dim);
+    for (u, new) in new_rows.into_iter().enumerate() {
+        match (carried.units[u], new) {
+            (Some(p), _) => {
+                unit_vectors.extend_from_slice(units_model.vector(p as usize));
+                counts.push(previous.passages.0.passages(p as usize) as u32);
+                passage_vectors.extend_from_slice(previous.passages.0.vectors(p as usize));
+            }
+            (None, Some((vector, passages))) => {
+                unit_vectors.extend(vector);
+                counts.push(passages.len() as u32);
+                passage_vectors.extend(passages.into_iter().flatten());
+            }
+            (None, None) => panic!("unit {u} is neither carried nor given"),
+        }
+    }
+    SemanticModels {
+        units: units_model.with_documents(carried.units.len(), unit_vectors),
+        files: files_model.with_documents(carried.files.len(), file_vectors),
+        passages: UnitPassages(PassageVectors::from_counts(dim, &counts, passage_vectors)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use crate::blobs::BlobStore;
-use crate::search_schema;
+use crate::search_schema::{self, SearchDeletions};
 use crate::semantic::SemanticModels;
 
 /// A snapshot failed an integrity check (digest mismatch, missing file). Query
@@ -27,11 +27,11 @@ use crate::semantic::SemanticModels;
 pub struct CorruptSnapshot(pub String);
 
 /// Version of the snapshot layout and tables; a reader refuses other versions.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 
 /// Version of the search-index fields and analysis; part of the snapshot id,
 /// and a reader refuses a snapshot built with another.
-pub const SEARCH_VERSION: u32 = 7;
+pub const SEARCH_VERSION: u32 = 8;
 
 /// Paths inside an index directory.
 #[derive(Debug, Clone)]
@@ -152,6 +152,32 @@ pub struct Manifest {
     pub tables: BTreeMap<String, String>,
     /// Search-index file (relative to `search/`) → digest.
     pub search_files: BTreeMap<String, String>,
+    /// Where the semantic models' space was fitted, and how many units
+    /// incremental builds have folded into it since.
+    #[serde(default)]
+    pub semantic_fit: SemanticFit,
+}
+
+/// The lineage of a snapshot's semantic models: fitted whole in snapshot
+/// `fitted_in` over `fitted_units` units, with `folded_units` units edited
+/// or added since and embedded into that space without a refit. Their
+/// share is the drift an incremental build weighs against its limit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SemanticFit {
+    pub fitted_in: String,
+    pub fitted_units: u64,
+    pub folded_units: u64,
+}
+
+impl SemanticFit {
+    /// Folded units per fitted unit (0 for a fit; 1 for a fit over nothing with anything folded in).
+    pub fn drift(&self) -> f64 {
+        match (self.folded_units, self.fitted_units) {
+            (0, _) => 0.0,
+            (_, 0) => 1.0,
+            (folded, fitted) => folded as f64 / fitted as f64,
+        }
+    }
 }
 
 pub use crate::docs_table::{Unit, units_of};
@@ -173,7 +199,7 @@ pub struct Snapshot {
     /// The search units, listed from the table's columns on first use.
     units: std::sync::OnceLock<Vec<Unit>>,
     pub blobs: BlobStore,
-    search: std::sync::OnceLock<Lazy<tantivy::Index>>,
+    search: std::sync::OnceLock<Lazy<(tantivy::Index, Option<SearchDeletions>)>>,
     semantic: std::sync::OnceLock<Lazy<SemanticModels>>,
     embeddings: std::sync::OnceLock<Lazy<Option<crate::embeddings::UnitEmbeddings>>>,
     program_embeddings: std::sync::OnceLock<Lazy<Option<crate::embeddings::UnitEmbeddings>>>,
@@ -258,7 +284,14 @@ impl Snapshot {
 
     /// The tantivy index, its files checked against the manifest on first use.
     pub fn search(&self) -> Result<&tantivy::Index> {
-        lazy(&self.search, || open_search(&self.dir, &self.manifest))
+        lazy(&self.search, || open_search(&self.dir, &self.manifest)).map(|(index, _)| index)
+    }
+
+    /// What documents incremental builds deleted from the search index
+    /// still hold ([`SearchDeletions`]), checked with the index on first use;
+    /// none when the index was written whole.
+    pub fn search_deletions(&self) -> Result<Option<&SearchDeletions>> {
+        lazy(&self.search, || open_search(&self.dir, &self.manifest)).map(|(_, deletions)| deletions.as_ref())
     }
 
     /// The corpus-learned semantic models, checked on first use.
@@ -381,7 +414,7 @@ fn check_versions(dir: &Path, manifest: &Manifest) -> Result<()> {
 }
 
 /// The search index, each of its files checked against its digest.
-fn open_search(dir: &Path, manifest: &Manifest) -> Result<tantivy::Index> {
+fn open_search(dir: &Path, manifest: &Manifest) -> Result<(tantivy::Index, Option<SearchDeletions>)> {
     for (name, digest) in &manifest.search_files {
         let path = dir.join("search").join(name);
         // Mapped, as the tables are: tantivy maps them again to search them.
@@ -396,7 +429,20 @@ fn open_search(dir: &Path, manifest: &Manifest) -> Result<tantivy::Index> {
     let search = tantivy::Index::open_in_dir(dir.join("search"))
         .with_context(|| format!("cannot open the search index of `{}`", dir.display()))?;
     search_schema::register(&search);
-    Ok(search)
+    let deletions = match manifest.tables.get(search_schema::DELETIONS_TABLE) {
+        None => None,
+        Some(digest) => {
+            let path = dir.join(search_schema::DELETIONS_TABLE);
+            let bytes = fs::read(&path).map_err(|e| {
+                CorruptSnapshot(format!("snapshot is corrupted: cannot read `{}` ({e})", path.display()))
+            })?;
+            check_digest(&path, &bytes, Some(digest))?;
+            Some(serde_json::from_slice(&bytes).map_err(|e| {
+                CorruptSnapshot(format!("snapshot is corrupted: `{}` does not decode: {e}", path.display()))
+            })?)
+        }
+    };
+    Ok((search, deletions))
 }
 
 /// The semantic models, checked against their digests and against the
@@ -543,7 +589,7 @@ fn read_float_table<T, E: std::fmt::Display>(
     decode(&bytes[..head_size], floats).map_err(|e| corrupt(e.to_string()))
 }
 
-fn check_digest(path: &Path, bytes: &[u8], expected: Option<&String>) -> Result<()> {
+pub(crate) fn check_digest(path: &Path, bytes: &[u8], expected: Option<&String>) -> Result<()> {
     check_digest_of(path, &digest_bytes(bytes), expected)
 }
 

@@ -13,6 +13,7 @@
 mod clauses;
 mod error;
 mod eval;
+mod live_stats;
 mod navigate;
 mod pattern_read;
 mod pattern_search;
@@ -189,9 +190,14 @@ impl Engine {
         let opened = self.search.get_or_init(|| {
             let index = self.snap.search().map_err(QueryError::from_open)?;
             let fields = search_schema::fields_of(&index.schema()).map_err(|e| QueryError::Corrupt(e.to_string()))?;
-            let reader = index.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into().map_err(
-                |e: tantivy::TantivyError| QueryError::Corrupt(format!("cannot open the search index: {e}")),
-            )?;
+            let reader: tantivy::IndexReader =
+                index.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into().map_err(
+                    |e: tantivy::TantivyError| QueryError::Corrupt(format!("cannot open the search index: {e}")),
+                )?;
+            let deletions = self.snap.search_deletions().map_err(QueryError::from_open)?;
+            live_stats::LiveStatistics { searcher: &reader.searcher(), deletions }
+                .check()
+                .map_err(QueryError::Corrupt)?;
             Ok((reader, fields))
         });
         match opened {

@@ -8,9 +8,12 @@ use fabdex_index::search_schema::{self, UnitText};
 use fabdex_model::Limits;
 use serde::{Deserialize, Serialize};
 use tantivy::collector::{Count, TopDocs};
+use tantivy::query::Bm25StatisticsProvider;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RegexQuery, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocId, Score, SegmentReader, Term};
+
+use crate::live_stats::LiveStatistics;
 
 use crate::{Engine, QueryError};
 
@@ -346,43 +349,50 @@ pub(crate) struct Ranking {
     pub clauses: Vec<String>,
 }
 
-/// Collects `(raw BM25 score, unit)` for every matching document.
-struct UnitScores;
-
-/// [`UnitScores`] within one segment: its unit column, and what it found.
-struct SegmentUnitScores {
-    unit: std::sync::Arc<dyn tantivy::columnar::ColumnValues<u64>>,
-    found: Vec<(f32, u32)>,
+/// Collects `(raw BM25 score, unit)` for every matching document: each
+/// segment gives documents' unit keys, mapped to units when the segments'
+/// finds are merged (a key no unit has maps to `u32::MAX`, which the
+/// caller reports as a corrupt index).
+struct UnitScores<'a> {
+    docs: &'a fabdex_index::docs_table::Docs,
 }
 
-impl tantivy::collector::Collector for UnitScores {
+/// [`UnitScores`] within one segment: its key column, and what it found.
+struct SegmentUnitScores {
+    key: std::sync::Arc<dyn tantivy::columnar::ColumnValues<u64>>,
+    found: Vec<(f32, u64)>,
+}
+
+impl tantivy::collector::Collector for UnitScores<'_> {
     type Fruit = Vec<(f32, u32)>;
     type Child = SegmentUnitScores;
 
     fn for_segment(&self, _: tantivy::SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<SegmentUnitScores> {
-        let unit = segment.fast_fields().u64("unit")?.first_or_default_col(u64::MAX);
-        Ok(SegmentUnitScores { unit, found: Vec::new() })
+        let key = segment.fast_fields().u64("key")?.first_or_default_col(u64::MAX);
+        Ok(SegmentUnitScores { key, found: Vec::new() })
     }
 
     fn requires_scoring(&self) -> bool {
         true
     }
 
-    fn merge_fruits(&self, segments: Vec<Vec<(f32, u32)>>) -> tantivy::Result<Vec<(f32, u32)>> {
-        Ok(segments.concat())
+    fn merge_fruits(&self, segments: Vec<Vec<(f32, u64)>>) -> tantivy::Result<Vec<(f32, u32)>> {
+        Ok(segments
+            .into_iter()
+            .flatten()
+            .map(|(score, key)| (score, self.docs.unit_of_key(key).unwrap_or(u32::MAX)))
+            .collect())
     }
 }
 
 impl tantivy::collector::SegmentCollector for SegmentUnitScores {
-    type Fruit = Vec<(f32, u32)>;
+    type Fruit = Vec<(f32, u64)>;
 
     fn collect(&mut self, doc: DocId, score: Score) {
-        // A unit past u32 cannot be in the tables; the caller's bound check reports it.
-        let unit = u32::try_from(self.unit.get_val(doc)).unwrap_or(u32::MAX);
-        self.found.push((score, unit));
+        self.found.push((score, self.key.get_val(doc)));
     }
 
-    fn harvest(self) -> Vec<(f32, u32)> {
+    fn harvest(self) -> Vec<(f32, u64)> {
         self.found
     }
 }
@@ -783,6 +793,12 @@ impl Engine {
         Ok(BooleanQuery::new(clauses))
     }
 
+    /// BM25 statistics of the searcher's live documents (see [`LiveStatistics`]).
+    fn live_statistics<'a>(&'a self, searcher: &'a tantivy::Searcher) -> Result<LiveStatistics<'a>, QueryError> {
+        let deletions = self.snap.search_deletions().map_err(QueryError::from_open)?;
+        Ok(LiveStatistics { searcher, deletions })
+    }
+
     /// Raw BM25 scores of the best `depth` units (history not yet demoted), and how many matched.
     fn lexical(&self, query: &BooleanQuery, depth: usize) -> Result<(Vec<(f32, u32)>, usize), QueryError> {
         let searcher = self.search_index()?.0.searcher();
@@ -794,7 +810,7 @@ impl Engine {
             }
         });
         let (top, matched) = searcher
-            .search(query, &(collector, Count))
+            .search_with_statistics_provider(query, &(collector, Count), &self.live_statistics(&searcher)?)
             .map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
         let mut columns = HashMap::new();
         let mut out = Vec::with_capacity(top.len());
@@ -805,18 +821,20 @@ impl Engine {
                     searcher
                         .segment_reader(addr.segment_ord)
                         .fast_fields()
-                        .u64("unit")
-                        .map_err(|e| QueryError::Corrupt(format!("search index has no unit column: {e}")))?
+                        .u64("key")
+                        .map_err(|e| QueryError::Corrupt(format!("search index has no unit key column: {e}")))?
                         .first_or_default_col(u64::MAX),
                 ),
             };
-            let unit = col.get_val(addr.doc_id);
-            if unit as usize >= self.snap.units().len() {
-                return Err(QueryError::Corrupt(format!("search index names unit {unit}, which the tables lack")));
-            }
+            let key = col.get_val(addr.doc_id);
+            let Some(unit) = self.snap.docs.unit_of_key(key) else {
+                return Err(QueryError::Corrupt(format!(
+                    "search index names unit key {key:#x}, which the tables lack"
+                )));
+            };
             // Undo the ranking-time demotion: callers get the raw score and demote themselves.
-            let raw = if self.unit_historical(unit as u32) { score / HISTORY_DEMOTION } else { score };
-            out.push((raw, unit as u32));
+            let raw = if self.unit_historical(unit) { score / HISTORY_DEMOTION } else { score };
+            out.push((raw, unit));
         }
         Ok((out, matched))
     }
@@ -826,10 +844,15 @@ impl Engine {
     /// out as found rather than kept in order.
     fn lexical_all(&self, query: &BooleanQuery) -> Result<Vec<(f32, u32)>, QueryError> {
         let searcher = self.search_index()?.0.searcher();
-        let found =
-            searcher.search(query, &UnitScores).map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
-        if let Some(&(_, unit)) = found.iter().find(|(_, unit)| *unit as usize >= self.snap.units().len()) {
-            return Err(QueryError::Corrupt(format!("search index names unit {unit}, which the tables lack")));
+        let found = searcher
+            .search_with_statistics_provider(
+                query,
+                &UnitScores { docs: &self.snap.docs },
+                &self.live_statistics(&searcher)?,
+            )
+            .map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
+        if found.iter().any(|(_, unit)| *unit as usize >= self.snap.units().len()) {
+            return Err(QueryError::Corrupt("search index names a unit key which the tables lack".into()));
         }
         Ok(found)
     }
@@ -873,7 +896,9 @@ impl Engine {
             let plain = || {
                 let analysed = search_schema::terms(&word);
                 analysed.len() == 1 && terms.contains(&analysed[0]) && {
-                    let df = searcher.doc_freq(&Term::from_field_text(fields.body, &analysed[0]));
+                    let live =
+                        LiveStatistics { searcher: &searcher, deletions: self.snap.search_deletions().ok().flatten() };
+                    let df = live.doc_freq(&Term::from_field_text(fields.body, &analysed[0]));
                     let share = df.unwrap_or(u64::MAX) as f64 / units;
                     share
                         < if terms.len() <= SHORT_QUERY_TERMS { SHORT_QUERY_MAX_SHARE } else { PLAIN_SYMBOL_MAX_SHARE }

@@ -496,6 +496,23 @@ impl Model {
         Ok(Model { dim: header.dim, docs: header.docs, terms, idf, values })
     }
 
+    /// Document `doc`'s vector (`dim` values; all zeros when it had no known term).
+    pub fn vector(&self, doc: usize) -> &[f32] {
+        &self.vectors()[doc * self.dim..(doc + 1) * self.dim]
+    }
+
+    /// This model's vocabulary, idf and projection with other documents:
+    /// `vectors` holds `docs × dim` values, each document's from
+    /// [`Model::vector`] of a document it keeps or [`Model::embed`] of a new
+    /// one (zeros when that is None). This is how an incremental build folds
+    /// edited documents into a space fitted before, without refitting.
+    pub fn with_documents(&self, docs: usize, vectors: Vec<f32>) -> Model {
+        assert_eq!(vectors.len(), docs * self.dim, "{docs} documents of {} dimensions", self.dim);
+        let mut values = self.projection().to_vec();
+        values.extend_from_slice(&vectors);
+        Model { dim: self.dim, docs, terms: self.terms.clone(), idf: self.idf.clone(), values: Floats::Owned(values) }
+    }
+
     /// terms × dim, row-major.
     fn projection(&self) -> &[f32] {
         &self.values[..self.terms.len() * self.dim]

@@ -1,0 +1,175 @@
+//! Incremental builds: after edits, additions and deletions, a snapshot built
+//! on the published one equals a whole rebuild of the same sources — the
+//! same tables, blobs and files, the same BM25 hits with the same scores —
+//! and, once its semantic models are refitted, the same models and the same
+//! hybrid hits.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use common::{Workspace, load_qrels, project_root};
+use fabdex_index::{BuildOptions, Config, IndexReport, Snapshot};
+use fabdex_query::{Engine, RetrievalMode, SearchDocs};
+
+fn build(config: &Config, index: &Path) -> IndexReport {
+    fabdex_index::build(config, &BuildOptions::new(index)).unwrap()
+}
+
+fn append(path: &Path, text: &str) {
+    let mut body = fs::read_to_string(path).unwrap();
+    body.push_str(text);
+    fs::write(path, body).unwrap();
+}
+
+/// Every judged corpus question's hits (address and exact score), in order.
+fn hits(index: &Path, mode: RetrievalMode) -> Vec<(String, Vec<(String, u32)>)> {
+    let engine = Engine::open_index(index).unwrap();
+    let questions = load_qrels(&project_root().join("tests/data/corpus-docs-qrels.json"));
+    let mut queries: Vec<String> = questions.into_iter().map(|q| q.q).collect();
+    // Words of the edited and added text, whose statistics the edits moved.
+    queries.extend(["ledger reconciliation".into(), "settling reactivity".into(), "quokka".into()]);
+    queries
+        .into_iter()
+        .map(|q| {
+            let req = SearchDocs { query: q.clone(), limit: Some(20), mode: Some(mode), ..Default::default() };
+            let found = engine.search_docs(&req).unwrap().hits;
+            (q, found.into_iter().map(|h| (h.address, h.score.to_bits())).collect())
+        })
+        .collect()
+}
+
+/// Table name → digest, without the tables only an updated search index has.
+fn tables(index: &Path) -> BTreeMap<String, String> {
+    let snap = Snapshot::open(index).unwrap();
+    let mut tables = snap.manifest.tables.clone();
+    tables.remove(fabdex_index::search_schema::DELETIONS_TABLE);
+    tables
+}
+
+fn blobs(index: &Path) -> Vec<String> {
+    let snap = Snapshot::open(index).unwrap();
+    let mut names: Vec<String> =
+        fs::read_dir(snap.blobs.dir()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn edits_additions_and_deletions_equal_a_whole_rebuild() {
+    let ws = Workspace::with_corpus();
+    let index = ws.index_dir();
+    let first = build(&ws.config(), &index);
+    assert_eq!(first.incremental.whole_because.as_deref(), Some("no snapshot was published"));
+
+    // An edited section.
+    append(
+        &ws.path("docs/common/concepts/reactivity.md"),
+        "\nSettling also waits for ledger reconciliation before a handler's writes are visible.\n",
+    );
+    let edited = build(&ws.config(), &index);
+    let inc = &edited.incremental;
+    assert_eq!(inc.whole_because, None, "{inc:?}");
+    assert_eq!((inc.files_edited, inc.files_added, inc.files_removed), (1, 0, 0), "{inc:?}");
+    assert_eq!((inc.units_deleted, inc.units_added), (6, 6), "reactivity.md has six sections: {inc:?}");
+    assert!(inc.semantic.starts_with("folded 6 units"), "{inc:?}");
+    assert_ne!(edited.snapshot_id, first.snapshot_id);
+
+    // An added file that links to an existing one, and a removed file that others link to.
+    fs::write(
+        ws.path("docs/common/concepts/quokka.md"),
+        "# Quokka Cells\n\nA quokka cell is a made-up cell for this test; see [reactivity](reactivity.md).\n\n\
+         ## Quokka Writes\n\nWrites to a quokka cell settle like any other write.\n",
+    )
+    .unwrap();
+    fs::remove_file(ws.path("docs/common/conventions/file-layout.md")).unwrap();
+    let changed = build(&ws.config(), &index);
+    let inc = &changed.incremental;
+    assert_eq!((inc.files_edited, inc.files_added, inc.files_removed), (0, 1, 1), "{inc:?}");
+    assert_eq!((inc.units_deleted, inc.units_added), (6, 2), "{inc:?}");
+    assert!(Snapshot::open(&index).unwrap().search_deletions().unwrap().is_some_and(|d| d.docs() == 12));
+
+    // A pattern source edited: no docs unit changes.
+    append(&ws.path("patterns/greeting-card.tsx"), "\n// A trailing comment.\n");
+    let pattern_edit = build(&ws.config(), &index);
+    let inc = &pattern_edit.incremental;
+    assert_eq!((inc.files_edited, inc.units_deleted, inc.units_added), (0, 0, 0), "{inc:?}");
+
+    // A whole rebuild of the same sources, elsewhere.
+    let whole_dir = ws.path("whole");
+    let whole = build(&ws.config(), &whole_dir);
+    assert!(whole.incremental.whole_because.is_some());
+    assert_eq!(whole.snapshot_id, pattern_edit.snapshot_id, "same sources, same id");
+    let semantic = ["tables/semantic-units.bin", "tables/semantic-files.bin", "tables/semantic-passages.bin"];
+    let lexical_tables = |index: &Path| {
+        let mut t = tables(index);
+        // Pattern search's table holds each program's vector in the units model's space.
+        for name in semantic.iter().chain(&["tables/pattern_terms.bin"]) {
+            t.remove(*name);
+        }
+        t
+    };
+    assert_eq!(lexical_tables(&index), lexical_tables(&whole_dir));
+    assert_ne!(tables(&index), tables(&whole_dir), "the semantic models were folded into, not refitted");
+    assert_eq!(blobs(&index), blobs(&whole_dir));
+    let (a, b) = (Snapshot::open(&index).unwrap(), Snapshot::open(&whole_dir).unwrap());
+    assert_eq!(serde_json::to_value(&a.manifest.files).unwrap(), serde_json::to_value(&b.manifest.files).unwrap());
+    let counts = |snap: &Snapshot| {
+        let mut counts = serde_json::to_value(&snap.manifest.counts).unwrap();
+        // The vocabulary is the fit's until the models are refitted.
+        counts.as_object_mut().unwrap().remove("semantic_vocabulary");
+        counts
+    };
+    assert_eq!(counts(&a), counts(&b));
+    assert_eq!(hits(&index, RetrievalMode::Bm25), hits(&whole_dir, RetrievalMode::Bm25));
+
+    // Past the drift limit the models are refitted, and equal a whole rebuild's.
+    let mut strict = ws.config();
+    strict.index.semantic_drift = 0.0;
+    append(&ws.path("docs/common/concepts/quokka.md"), "\nA quokka cell never settles twice.\n");
+    let refit = build(&strict, &index);
+    assert!(refit.incremental.semantic.starts_with("refitted"), "{:?}", refit.incremental);
+    assert_eq!(refit.incremental.semantic_drift, 0.0);
+    let whole_again = build(&ws.config(), &ws.path("whole-again"));
+    assert_eq!(tables(&index), tables(&ws.path("whole-again")));
+    let (a, b) = (Snapshot::open(&index).unwrap(), Snapshot::open(&ws.path("whole-again")).unwrap());
+    assert_eq!(serde_json::to_value(&a.manifest.counts).unwrap(), serde_json::to_value(&b.manifest.counts).unwrap());
+    assert_eq!(hits(&index, RetrievalMode::Hybrid), hits(&ws.path("whole-again"), RetrievalMode::Hybrid));
+    assert_eq!(refit.snapshot_id, whole_again.snapshot_id);
+}
+
+#[test]
+fn full_builds_whole_and_a_damaged_deletions_table_is_corrupt() {
+    let ws = Workspace::docs_only();
+    let index = ws.index_dir();
+    build(&ws.config(), &index);
+    append(&ws.path("docs/common/concepts/reactivity.md"), "\nOne more sentence about settling.\n");
+    let updated = build(&ws.config(), &index);
+    assert_eq!(updated.incremental.whole_because, None);
+
+    // A damaged deletions table fails searches and `verify`, naming the file.
+    let snap = Snapshot::open(&index).unwrap();
+    let path = snap.dir.join(fabdex_index::search_schema::DELETIONS_TABLE);
+    let good = fs::read(&path).unwrap();
+    fs::write(&path, String::from_utf8(good.clone()).unwrap().replace("\"docs\":6", "\"docs\":5")).unwrap();
+    let engine = Engine::open_index(&index).unwrap();
+    let err = engine.search_docs(&SearchDocs { query: "settling".into(), ..Default::default() }).unwrap_err();
+    assert!(err.to_string().contains("search-deletions.json"), "{err}");
+    assert!(Snapshot::open(&index).unwrap().verify().is_err());
+    fs::write(&path, &good).unwrap();
+    Engine::open_index(&index)
+        .unwrap()
+        .search_docs(&SearchDocs { query: "settling".into(), ..Default::default() })
+        .unwrap();
+
+    // `full` rebuilds whole even though the sources are those of the published snapshot.
+    let mut opts = BuildOptions::new(&index);
+    opts.full = true;
+    let full = fabdex_index::build(&ws.config(), &opts).unwrap();
+    assert_eq!(full.incremental.whole_because.as_deref(), Some("asked for (--full)"));
+    assert_eq!(full.snapshot_id, updated.snapshot_id);
+    assert!(!full.unchanged);
+    assert!(Snapshot::open(&index).unwrap().search_deletions().unwrap().is_none());
+}
