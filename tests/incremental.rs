@@ -96,6 +96,9 @@ fn edits_additions_and_deletions_equal_a_whole_rebuild() {
     let pattern_edit = build(&ws.config(), &index);
     let inc = &pattern_edit.incremental;
     assert_eq!((inc.files_edited, inc.units_deleted, inc.units_added), (0, 0, 0), "{inc:?}");
+    // One cached contract per program: the edited program's old one was pruned.
+    let contracts = index.join(format!("cache/contracts-v{}", fabdex_ts::EXTRACTOR_VERSION));
+    assert_eq!(fs::read_dir(&contracts).unwrap().count() as u64, pattern_edit.counts.programs);
 
     // A whole rebuild of the same sources, elsewhere.
     let whole_dir = ws.path("whole");

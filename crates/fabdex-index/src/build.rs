@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
-use fabdex_model::digest::{digest_bytes, digest_hex};
+use fabdex_model::digest::digest_bytes;
 use fabdex_model::records::{
     Diagnostic, DocFileRow, DocsTable, LinkRow, LinkTarget, MdExtraction, RootKind, SectionRow, is_historical,
 };
@@ -17,9 +17,11 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::blobs::BlobStore;
+use crate::cache::{CacheDirs, LiveCache, cached};
 use crate::config::Config;
 use crate::incremental::{Carry, IncrementalReport};
 use crate::links::Resolver;
+use crate::patterns::TsFile;
 use crate::published::{PublishedSet, is_source_name};
 use crate::search_schema::{self, UnitText};
 use crate::semantic::Carried;
@@ -28,7 +30,7 @@ use crate::snapshot::{
     units_of,
 };
 use crate::walk::{Candidate, FileType, Skipped, walk_root};
-use fabdex_model::ts::{IdentityStatus, Outline, TsExtraction};
+use fabdex_model::ts::IdentityStatus;
 
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
@@ -145,16 +147,6 @@ struct ReadFile {
     from_cache: bool,
 }
 
-/// A TS/TSX source, read and extracted.
-pub(crate) struct TsFile {
-    pub candidate: Candidate,
-    pub text: String,
-    pub digest: String,
-    pub ts: TsExtraction,
-    pub outline: Outline,
-    pub from_cache: bool,
-}
-
 enum Outcome {
     Read(Box<ReadFile>),
     ReadTs(Box<TsFile>),
@@ -207,12 +199,10 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     phases.insert("walk".into(), lap(&mut clock));
 
     // Read, classify and extract in parallel.
-    let caches = CacheDirs {
-        md: layout.cache().join(format!("md-v{}", fabdex_md::EXTRACTOR_VERSION)),
-        ts: layout.cache().join(format!("ts-v{}", fabdex_ts::EXTRACTOR_VERSION)),
-    };
+    let caches = CacheDirs::under(&layout.cache());
     create_dir(&caches.md)?;
     create_dir(&caches.ts)?;
+    create_dir(&caches.contracts)?;
     let bar = progress_bar(opts.progress, candidates.len() as u64);
     let outcomes: Vec<Outcome> = candidates
         .into_par_iter()
@@ -238,7 +228,9 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     }
 
     phases.insert("read_extract".into(), lap(&mut clock));
-    let live_cache = LiveCache::of(&caches, &files, &ts_files);
+    let mut live_cache = LiveCache::default();
+    live_cache.add(&caches.md, files.iter().map(|f| &f.digest));
+    live_cache.add(&caches.ts, ts_files.iter().map(|f| &f.digest));
 
     // The platform's API declarations, when configured: contracts depend on them.
     let commonfabric_types = match &config.index.commonfabric_types {
@@ -396,6 +388,8 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     let result = write_snapshot(
         &id,
         opts.full,
+        &caches,
+        &mut live_cache,
         &ts_files,
         &published,
         commonfabric_types.as_deref(),
@@ -473,12 +467,6 @@ fn published_candidates(root: usize, set: &PublishedSet) -> (Vec<Candidate>, Vec
     (sources, raw)
 }
 
-/// Extraction caches, one folder per extractor and version.
-pub(crate) struct CacheDirs {
-    md: PathBuf,
-    ts: PathBuf,
-}
-
 /// Read a file's text, or the reason it is skipped.
 fn read_text(c: &Candidate, root: &str, max_bytes: u64) -> Result<String, Outcome> {
     let too_big = |n: u64| {
@@ -535,59 +523,6 @@ fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<()> {
     fs::rename(from, to).with_context(|| format!("cannot move `{}` to `{}`", from.display(), to.display()))
 }
 
-/// A cached extraction by content digest, or a fresh one (then cached).
-fn cached<T: Serialize + serde::de::DeserializeOwned>(
-    dir: &Path,
-    digest: &str,
-    extract: impl FnOnce() -> T,
-) -> (T, bool) {
-    let cache_file = dir.join(format!("{}.json", digest_hex(digest).unwrap_or("x")));
-    if let Some(hit) = fs::read(&cache_file).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
-        return (hit, true);
-    }
-    let fresh = extract();
-    if let Ok(json) = serde_json::to_vec(&fresh) {
-        let tmp = cache_file.with_extension(format!("tmp{}", std::process::id()));
-        if fs::write(&tmp, json).is_ok() {
-            let _ = fs::rename(&tmp, &cache_file);
-        } else {
-            // A full disk leaves a partial file: it must not take the room.
-            let _ = fs::remove_file(&tmp);
-        }
-    }
-    (fresh, false)
-}
-
-/// The cache entries a published build used. Every other entry of the live
-/// extractor versions is removed after publishing, so the cache holds one
-/// extraction per current source and not every version of every file ever
-/// indexed (nor the extraction of a file whose build failed for want of room).
-struct LiveCache {
-    dirs: Vec<(PathBuf, HashSet<String>)>,
-}
-
-impl LiveCache {
-    fn of(caches: &CacheDirs, files: &[ReadFile], ts_files: &[TsFile]) -> LiveCache {
-        let name = |digest: &str| format!("{}.json", digest_hex(digest).unwrap_or("x"));
-        LiveCache {
-            dirs: vec![
-                (caches.md.clone(), files.iter().map(|f| name(&f.digest)).collect()),
-                (caches.ts.clone(), ts_files.iter().map(|f| name(&f.digest)).collect()),
-            ],
-        }
-    }
-
-    fn prune(&self) {
-        for (dir, live) in &self.dirs {
-            for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
-                if !live.contains(entry.file_name().to_string_lossy().as_ref()) {
-                    let _ = fs::remove_file(entry.path());
-                }
-            }
-        }
-    }
-}
-
 fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, caches: &CacheDirs) -> Outcome {
     let root = &config.roots[c.root];
     let is_ts = match (c.file_type, root.kind) {
@@ -624,6 +559,8 @@ fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, caches: &Cach
 fn write_snapshot(
     id: &str,
     full: bool,
+    caches: &CacheDirs,
+    live_cache: &mut LiveCache,
     ts_files: &[TsFile],
     published: &[(usize, PublishedSet)],
     commonfabric_types: Option<&str>,
@@ -669,7 +606,10 @@ fn write_snapshot(
     phases.insert("tables_write".into(), lap(&mut clock));
 
     // Pattern programs: closures, ids and contracts.
-    let (mut patterns, duplicates) = crate::patterns::assemble(config, ts_files, published, commonfabric_types);
+    let (mut patterns, duplicates, contract_keys) =
+        crate::patterns::assemble(config, ts_files, published, commonfabric_types, Some(&caches.contracts));
+    live_cache.add(&caches.contracts, contract_keys);
+    phases.insert("patterns_assemble".into(), lap(&mut clock));
     // What describes each program: the Markdown about it, its own text, its tier.
     let md_texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
     crate::profiles::attach_docs(docs, &md_texts, &mut patterns);
@@ -679,6 +619,7 @@ fn write_snapshot(
         .collect();
     crate::profiles::attach_own_text(&sources, &mut patterns);
     let profile_report = crate::profiles::report(&patterns);
+    phases.insert("patterns_profiles".into(), lap(&mut clock));
     let skipped: Vec<Skipped> = skipped.iter().cloned().chain(duplicates).collect();
     let skipped = &skipped[..];
     let patterns_bytes = crate::patterns_table::encode(&patterns);
@@ -1065,10 +1006,11 @@ fn gc(layout: &IndexLayout, current: &str, keep: usize) {
             let _ = fs::remove_dir_all(entry.path());
         }
     }
-    let live = [format!("md-v{}", fabdex_md::EXTRACTOR_VERSION), format!("ts-v{}", fabdex_ts::EXTRACTOR_VERSION)];
+    let live = CacheDirs::under(&layout.cache()).live_names();
     for entry in fs::read_dir(layout.cache()).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if (name.starts_with("md-v") || name.starts_with("ts-v")) && !live.contains(&name) {
+        let versioned = ["md-v", "ts-v", "contracts-v"].iter().any(|p| name.starts_with(p));
+        if versioned && !live.contains(&name) {
             let _ = fs::remove_dir_all(entry.path());
         }
     }

@@ -23,6 +23,7 @@
 
 pub mod blobs;
 pub mod build;
+mod cache;
 pub mod config;
 pub mod docs_table;
 pub mod embeddings;

@@ -2,6 +2,7 @@
 //! content identity and their contracts, assembled from the extracted files.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::path::Path;
 
 use fabdex_model::digest_text;
 use fabdex_model::records::RootKind;
@@ -14,10 +15,21 @@ use fabdex_ts::program::{program_contract_with, resolve_relative};
 use rayon::prelude::*;
 use serde_json::Value;
 
-use crate::build::TsFile;
 use crate::config::Config;
 use crate::published::{PublishedSet, RecordLine};
+use crate::walk::Candidate;
 use crate::walk::Skipped;
+use fabdex_model::ts::{Outline, TsExtraction};
+
+/// A TS/TSX source, read and extracted: what programs are assembled from.
+pub(crate) struct TsFile {
+    pub candidate: Candidate,
+    pub text: String,
+    pub digest: String,
+    pub ts: TsExtraction,
+    pub outline: Outline,
+    pub from_cache: bool,
+}
 
 /// Whether an extracted file is a program entry: it default-exports
 /// `pattern(...)`, and is neither a test nor a `mod.ts` re-export module.
@@ -133,10 +145,46 @@ fn program_files(files: &[TsFile], order: &[usize], name: impl Fn(&TsFile) -> St
         .collect()
 }
 
-fn contract_of(files: &[TsFile], order: &[usize], declarations: &[Parsed]) -> Contract {
-    let sources: Vec<(String, String)> =
-        order.iter().map(|&fi| (files[fi].candidate.path.clone(), files[fi].text.clone())).collect();
-    program_contract_with(&sources, declarations)
+/// Where contracts are cached, and the digest of the declarations they were
+/// computed against: a contract is a function of its sources' paths and
+/// texts (in closure order) and of those declarations alone.
+#[derive(Clone, Copy)]
+pub(crate) struct ContractCache<'a> {
+    dir: Option<&'a Path>,
+    types: &'a str,
+}
+
+impl ContractCache<'_> {
+    /// The cache key of a closure's contract.
+    fn key(&self, files: &[TsFile], order: &[usize]) -> String {
+        let mut h = blake3::Hasher::new();
+        h.update(format!("types {}\n", self.types).as_bytes());
+        for &fi in order {
+            h.update(format!("source {} {}\n", files[fi].candidate.path, files[fi].digest).as_bytes());
+        }
+        h.finalize().to_hex().to_string()
+    }
+}
+
+/// A closure's contract, from the cache when it holds it (the declarations
+/// are parsed only for a miss); and its cache key.
+fn contract_of<'d>(
+    files: &[TsFile],
+    order: &[usize],
+    declarations: impl FnOnce() -> &'d [Parsed],
+    cache: ContractCache<'_>,
+) -> (Contract, String) {
+    let compute = || {
+        let sources: Vec<(String, String)> =
+            order.iter().map(|&fi| (files[fi].candidate.path.clone(), files[fi].text.clone())).collect();
+        program_contract_with(&sources, declarations())
+    };
+    let key = cache.key(files, order);
+    let contract = match cache.dir {
+        Some(dir) => crate::cache::cached(dir, &key, compute).0,
+        None => compute(),
+    };
+    (contract, key)
 }
 
 /// Sort `required` arrays so that two schemas compare as the compiler's
@@ -180,6 +228,8 @@ struct Built {
     unresolved: Vec<(String, String)>,
     program_files: Vec<ProgramFile>,
     contract: Contract,
+    /// The contract's cache key.
+    key: String,
     dependencies: Vec<String>,
     description: Option<String>,
     hashtags: Vec<String>,
@@ -187,19 +237,24 @@ struct Built {
 }
 
 /// Build the pattern tables: every indexed file, every program of a source
-/// tree and every published record. Returns the rows and the programs left
-/// out because an earlier one has the same pattern id.
+/// tree and every published record. Returns the rows, the programs left
+/// out because an earlier one has the same pattern id, and the contract
+/// cache's keys the build used (`contracts`: the cache folder, if any).
 pub(crate) fn assemble(
     config: &Config,
     files: &[TsFile],
     published: &[(usize, PublishedSet)],
     types: Option<&str>,
-) -> (PatternsTable, Vec<Skipped>) {
-    // The platform's declarations, parsed once per worker (a parse holds
-    // swc's single-threaded source map) and shared by its programs' contracts.
+    contracts: Option<&Path>,
+) -> (PatternsTable, Vec<Skipped>, Vec<String>) {
+    // The platform's declarations, parsed once per worker that needs them (a
+    // parse holds swc's single-threaded source map) and shared by its
+    // programs' contracts; a contract from the cache needs none.
     let parse_types = || -> Vec<Parsed> {
         types.map(|text| vec![fabdex_ts::parse("commonfabric/index.ts", text)]).unwrap_or_default()
     };
+    let types_digest = types.map_or_else(|| "none".to_string(), |t| blake3::hash(t.as_bytes()).to_hex().to_string());
+    let cache = ContractCache { dir: contracts, types: &types_digest };
     let mut table = PatternsTable::default();
     let mut duplicates = Vec::new();
     let index: FileIndex<'_> =
@@ -214,20 +269,23 @@ pub(crate) fn assemble(
         .filter(|(_, f)| {
             config.roots[f.candidate.root].kind != Some(RootKind::Published) && is_entry(&f.candidate.path, f)
         })
-        .map_init(parse_types, |declarations, (i, f)| {
+        .map_init(std::cell::OnceCell::new, |declarations, (i, f)| {
             let (order, unresolved) = closure(files, &index, i, |_| true);
             let program_files = program_files(files, &order, |f| f.candidate.path.clone());
-            let contract = contract_of(files, &order, declarations);
+            let (contract, key) = contract_of(files, &order, || declarations.get_or_init(parse_types), cache);
             let dependencies = scanned_dependencies(files, &order);
             let (description, hashtags) = described(&contract, f);
             let pattern_id = program_id(&f.candidate.path, &program_files);
-            Built { file: i, unresolved, program_files, contract, dependencies, description, hashtags, pattern_id }
+            Built { file: i, unresolved, program_files, contract, key, dependencies, description, hashtags, pattern_id }
         })
         .collect();
-    let declarations = parse_types();
-    let declarations = &declarations[..];
+    let mut keys: Vec<String> = built.iter().map(|b| b.key.clone()).collect();
+    let declarations = std::cell::OnceCell::new();
+    let declarations = || declarations.get_or_init(parse_types).as_slice();
     let mut ids: HashMap<String, String> = HashMap::new();
-    for Built { file, unresolved, program_files, contract, dependencies, description, hashtags, pattern_id } in built {
+    for Built { file, unresolved, program_files, contract, dependencies, description, hashtags, pattern_id, .. } in
+        built
+    {
         let f = &files[file];
         let root = &config.roots[f.candidate.root];
         let entry = format!("{}/{}", root.name, f.candidate.path);
@@ -273,7 +331,8 @@ pub(crate) fn assemble(
     for (root_index, set) in published {
         let root = &config.roots[*root_index];
         for r in &set.records {
-            let row = published_row(config, *root_index, r, files, &index, declarations);
+            let (row, key) = published_row(config, *root_index, r, files, &index, declarations, cache);
+            keys.extend(key);
             if let Some(first) = ids.get(&row.pattern_id) {
                 duplicates.push(Skipped {
                     root: root.name.clone(),
@@ -287,7 +346,7 @@ pub(crate) fn assemble(
         }
     }
     fill_dependents(&mut table);
-    (table, duplicates)
+    (table, duplicates, keys)
 }
 
 /// Every indexed TS/TSX file's row.
@@ -333,14 +392,15 @@ fn fill_dependents(table: &mut PatternsTable) {
 /// One published record as a program row: its files (if it has a program),
 /// the closure from main inside those files, the identity check and both
 /// contracts side by side.
-fn published_row(
+fn published_row<'d>(
     config: &Config,
     root_index: usize,
     r: &RecordLine,
     files: &[TsFile],
     index: &FileIndex<'_>,
-    declarations: &[Parsed],
-) -> ProgramRow {
+    declarations: impl FnOnce() -> &'d [Parsed],
+    cache: ContractCache<'_>,
+) -> (ProgramRow, Option<String>) {
     let root = &config.roots[root_index];
     let record = &r.record;
     let id = &record.pattern_id;
@@ -356,6 +416,7 @@ fn published_row(
     };
     let mut scanned = Vec::new();
     let mut computed = None;
+    let mut cache_key = None;
     let mut extracted_description = (None, Vec::new());
     match &record.program {
         None => reasons.push("the record has no program (source missing)".to_string()),
@@ -395,7 +456,9 @@ fn published_row(
                         reasons.push(format!("`{spec}` imported by {file} resolves to no file of the program"));
                         unresolved_out.push(format!("`{spec}` imported by {file}"));
                     }
-                    contract = contract_of(files, &order, declarations);
+                    let (computed, key) = contract_of(files, &order, declarations, cache);
+                    contract = computed;
+                    cache_key = Some(key);
                     scanned = scanned_dependencies(files, &order);
                     extracted_description = described(&contract, &files[entry]);
                 }
@@ -438,7 +501,7 @@ fn published_row(
         Some(p) => format!("{}/{}", root.name, published_file_path(id, &p.main)),
         None => format!("{}/{id}", root.name),
     };
-    ProgramRow {
+    let row = ProgramRow {
         pattern_id: id.clone(),
         aliases: vec![],
         entry,
@@ -457,7 +520,8 @@ fn published_row(
         scanned_dependencies: scanned,
         dependents: vec![],
         profile: Default::default(),
-    }
+    };
+    (row, cache_key)
 }
 
 /// File names without a leading `/`, so `/main.tsx` and `main.tsx` are one identity.
