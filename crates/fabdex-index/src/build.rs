@@ -978,19 +978,6 @@ fn publish_current(layout: &IndexLayout, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// Remove a folder, its subfolders' subfolders (a snapshot's 256 blob folders) over the
-/// pool: a snapshot is removed by every build that publishes one.
-fn remove_dir_all_parallel(dir: &Path) {
-    let folders = |dir: &Path| -> Vec<PathBuf> {
-        fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect()
-    };
-    let subdirs: Vec<PathBuf> = folders(dir).iter().flat_map(|d| folders(d)).collect();
-    subdirs.par_iter().for_each(|sub| {
-        let _ = fs::remove_dir_all(sub);
-    });
-    let _ = fs::remove_dir_all(dir);
-}
-
 /// Open a snapshot and check every blob against its digest.
 pub fn verify_all(dir: &Path) -> Result<()> {
     Snapshot::open_dir(dir)?.verify().map(|_| ())
@@ -1030,7 +1017,7 @@ fn gc(layout: &IndexLayout, current: &str, keep: usize) {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let trash = layout.staging().join(format!("removed-{name}-{}", std::process::id()));
         if fs::rename(&path, &trash).is_ok() {
-            remove_dir_all_parallel(&trash);
+            let _ = fs::remove_dir_all(&trash);
         }
     }
 }
