@@ -1604,7 +1604,7 @@ fn print_report(r: &IndexReport) -> Result<()> {
     }
     if let Some(e) = &r.embeddings {
         println!(
-            "embeddings: {} units in {} passages and {} programs by {} ({}; {}{}; {} encoded in {:.1} s, {} from cache; {} read only to {} passages)",
+            "embeddings: {} units in {} passages and {} programs by {} ({}; {}{}; {} encoded in {:.1} s, {} from cache, {} carried; {} read only to {} passages)",
             c.embedded_units,
             e.passages,
             e.programs,
@@ -1615,6 +1615,7 @@ fn print_report(r: &IndexReport) -> Result<()> {
             e.encoded,
             e.encode_ms as f64 / 1e3,
             e.reused,
+            e.carried,
             e.truncated,
             e.max_passages
         );

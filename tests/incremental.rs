@@ -176,3 +176,30 @@ fn full_builds_whole_and_a_damaged_deletions_table_is_corrupt() {
     assert!(!full.unchanged);
     assert!(Snapshot::open(&index).unwrap().search_deletions().unwrap().is_none());
 }
+
+#[test]
+fn sentence_embeddings_of_unchanged_units_are_carried_and_equal_a_whole_builds() {
+    let ws = Workspace::docs_only();
+    let model = ws.path("model");
+    fabdex_embed::tiny::write_tiny_model(&model, &["wish", "cell", "settle", "handler"], 7).unwrap();
+    let mut config = ws.config();
+    config.index.embeddings = Some(model);
+    let index = ws.index_dir();
+    let first = build(&config, &index);
+    let truncated = first.embeddings.as_ref().unwrap().truncated;
+    assert!(truncated > 0, "the API reference's long section is read only to its last passage");
+    // The file with the truncated unit edited, another removed, one added.
+    append(&ws.path("docs/common/reference/api-reference.md"), "\nOne more line about a wish.\n");
+    fs::remove_file(ws.path("docs/common/conventions/file-layout.md")).unwrap();
+    fs::write(ws.path("docs/common/concepts/handlers-note.md"), "# Handlers\n\nA handler settles a cell.\n").unwrap();
+    let updated = build(&config, &index);
+    assert_eq!(updated.incremental.whole_because, None);
+    let e = updated.embeddings.as_ref().unwrap();
+    assert!(e.carried > 0 && e.carried + e.encoded + e.reused == e.passages, "{e:?}");
+    assert!(e.carried > e.passages / 2, "most units are carried, not tokenized again: {e:?}");
+    let whole = build(&config, &ws.path("whole"));
+    let w = whole.embeddings.as_ref().unwrap();
+    assert_eq!((e.passages, e.truncated), (w.passages, w.truncated));
+    let name = "tables/embeddings.bin";
+    assert_eq!(tables(&index)[name], tables(&ws.path("whole"))[name]);
+}

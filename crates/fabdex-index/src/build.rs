@@ -122,6 +122,9 @@ pub struct EmbeddingsReport {
     /// Passages (of units and programs) encoded in this build, and passages whose vector came from the cache.
     pub encoded: u64,
     pub reused: u64,
+    /// Passages of unchanged units whose vectors an incremental build carried from the published snapshot.
+    #[serde(default)]
+    pub carried: u64,
     /// Units longer than their passages read, read only that far.
     pub truncated: u64,
 }
@@ -643,7 +646,7 @@ fn write_snapshot(
     let carry = crate::incremental::plan(layout, config, docs, &units, full);
     phases.insert("carry".into(), lap(&mut clock));
     let texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
-    let written = search_and_semantic(staging, id, config, &texts, docs, &units, carry, phases)?;
+    let written = search_and_semantic(staging, id, config, &texts, docs, &units, &carry, phases)?;
     let models = written.models;
     let search_files = written.search_files;
     if let Some(deletions) = &written.deletions {
@@ -685,12 +688,14 @@ fn write_snapshot(
                 crate::embeddings::unit_source(&files[docs.sections[u.section as usize].file as usize].text, docs, u)
             })
             .collect();
-        let (table, stats) = crate::embeddings::compute(encoder, &sources, &layout.cache(), &|done, total| {
-            if let Some(bar) = &bar {
-                bar.set_length(total as u64);
-                bar.set_position(done as u64);
-            }
-        })?;
+        let carried = carried_vectors(carry.as_ref().ok(), encoder)?;
+        let (table, stats) =
+            crate::embeddings::compute(encoder, &sources, carried.as_ref(), &layout.cache(), &|done, total| {
+                if let Some(bar) = &bar {
+                    bar.set_length(total as u64);
+                    bar.set_position(done as u64);
+                }
+            })?;
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
@@ -701,7 +706,8 @@ fn write_snapshot(
         let program_sources: Vec<_> = patterns.programs.iter().map(crate::embeddings::program_source).collect();
         let mut program_stats = crate::embeddings::EncodeStats::default();
         if !program_sources.is_empty() {
-            let (programs, s) = crate::embeddings::compute(encoder, &program_sources, &layout.cache(), &|_, _| {})?;
+            let (programs, s) =
+                crate::embeddings::compute(encoder, &program_sources, None, &layout.cache(), &|_, _| {})?;
             let bytes = programs.to_bytes();
             write_file(staging.join(crate::embeddings::PROGRAMS_TABLE), &bytes)?;
             tables.insert(crate::embeddings::PROGRAMS_TABLE.to_string(), digest_bytes(&bytes));
@@ -721,6 +727,7 @@ fn write_snapshot(
             passages: table.header.passages as u64,
             encoded: (stats.encoded + program_stats.encoded) as u64,
             reused: (stats.reused + program_stats.reused) as u64,
+            carried: stats.carried as u64,
             programs: counts.embedded_programs,
             truncated: table.header.truncated as u64,
         });
@@ -873,6 +880,32 @@ fn snapshot_id(
     h.finalize().to_hex()[..16].to_string()
 }
 
+/// The published snapshot's sentence embeddings, when an incremental build
+/// can carry its unchanged units' vectors: the same model, precision and
+/// bounds. Counts how many of its truncated units are gone (their previous
+/// sources tokenized again: a few units).
+fn carried_vectors<'a>(
+    carry: Option<&'a Carry>,
+    encoder: &fabdex_embed::SentenceEncoder,
+) -> Result<Option<crate::embeddings::CarriedVectors<'a>>> {
+    let Some(carry) = carry else { return Ok(None) };
+    let Ok(Some(previous)) = carry.previous.embeddings() else { return Ok(None) };
+    if !crate::embeddings::CarriedVectors::fits(previous, encoder) || previous.len() != carry.previous.units().len() {
+        return Ok(None);
+    }
+    let mut gone_truncated = 0;
+    for &file in &carry.gone {
+        let text = carry.previous.file_text(file)?;
+        let row = &carry.previous.docs.files[file as usize];
+        let sections = row.first_section..row.first_section + row.section_count;
+        for unit in carry.previous.units().iter().filter(|u| sections.contains(&u.section)) {
+            let source = crate::embeddings::unit_source(&text, &carry.previous.docs, unit);
+            gone_truncated += usize::from(crate::embeddings::truncated(encoder, &source)?);
+        }
+    }
+    Ok(Some(crate::embeddings::CarriedVectors { previous, units: &carry.units, gone_truncated }))
+}
+
 /// What [`search_and_semantic`] made.
 struct SearchAndSemantic {
     models: crate::semantic::SemanticModels,
@@ -894,7 +927,7 @@ fn search_and_semantic(
     texts: &[&str],
     docs: &DocsTable,
     units: &[crate::Unit],
-    carry: std::result::Result<Carry, String>,
+    carry: &std::result::Result<Carry, String>,
     phases: &mut BTreeMap<String, u64>,
 ) -> Result<SearchAndSemantic> {
     let mut clock = Instant::now();
@@ -912,7 +945,7 @@ fn search_and_semantic(
             phases.insert("search_index".into(), lap(&mut clock));
             let models = crate::semantic::fit(&unit_texts, &unit_file, docs.files.len());
             phases.insert("semantic".into(), lap(&mut clock));
-            let report = IncrementalReport::whole(because, limit);
+            let report = IncrementalReport::whole(because.clone(), limit);
             return Ok(SearchAndSemantic { models, search_files, deletions: None, fit: fitted, report });
         }
     };
@@ -922,7 +955,7 @@ fn search_and_semantic(
         .with_context(|| format!("cannot update the search index in `{}`", search_dir.display()))?;
     let search_files = crate::search_write::digests(&search_dir, Some(&carry.previous))?;
     phases.insert("search_index".into(), lap(&mut clock));
-    let mut report = carry.report;
+    let mut report = carry.report.clone();
     let before = &carry.previous.manifest.semantic_fit;
     let folded = SemanticFit { folded_units: before.folded_units + report.units_added, ..before.clone() };
     let previous = carry.previous.semantic()?;

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use rayon::prelude::*;
 
-use fabdex_model::records::DocsTable;
+use crate::docs_table::DocRows;
 
 use crate::Unit;
 use crate::passages::PassageVectors;
@@ -113,6 +113,8 @@ pub struct UnitEmbeddings {
 pub struct EncodeStats {
     pub encoded: usize,
     pub reused: usize,
+    /// Passages of unchanged units, carried from the previous snapshot's table.
+    pub carried: usize,
 }
 
 impl UnitEmbeddings {
@@ -256,16 +258,16 @@ impl UnitSource {
     }
 }
 
-pub fn unit_source(file_text: &str, docs: &DocsTable, unit: &Unit) -> UnitSource {
-    let row = &docs.sections[unit.section as usize];
-    let file = &docs.files[row.file as usize];
+pub fn unit_source(file_text: &str, docs: &impl DocRows, unit: &Unit) -> UnitSource {
+    let row = docs.section_row(unit.section);
+    let file = docs.file_row(row.file);
     let mut out: Vec<&str> = file.title.as_deref().into_iter().collect();
     for h in &row.section.heading_path {
         if out.last() != Some(&h.as_str()) {
             out.push(h);
         }
     }
-    let first = &docs.sections[file.first_section as usize].section;
+    let first = &docs.section_row(file.first_section).section;
     let lead = if unit.section != file.first_section {
         file_text.get(first.byte_start as usize..first.byte_end as usize).and_then(lead_paragraph)
     } else {
@@ -393,9 +395,37 @@ pub fn passages(encoder: &SentenceEncoder, source: &UnitSource) -> Result<(Vec<V
 /// Encode every unit's passages, reusing cached vectors. `progress` is told
 /// how many passages are done after each batch, out of the total it is
 /// first given.
+/// What an incremental build carries into [`compute`]: the published
+/// snapshot's table (same model, precision and bounds) and, per unit, the
+/// unit of it that is unchanged; `gone_truncated` is how many of the
+/// previous table's truncated units are gone (edited or removed).
+pub struct CarriedVectors<'a> {
+    pub previous: &'a UnitEmbeddings,
+    pub units: &'a [Option<u32>],
+    pub gone_truncated: usize,
+}
+
+impl CarriedVectors<'_> {
+    /// Whether `previous` was made by this encoder, with these bounds.
+    pub fn fits(previous: &UnitEmbeddings, encoder: &SentenceEncoder) -> bool {
+        let h = &previous.header;
+        h.model.digest == encoder.identity().digest
+            && h.precision == encoder.precision()
+            && h.max_tokens == MAX_TOKENS
+            && h.max_passages == MAX_PASSAGES
+    }
+}
+
+/// Whether the model reads `source` only up to its last passage (a unit
+/// past [`MAX_PASSAGES`] passages).
+pub fn truncated(encoder: &SentenceEncoder, source: &UnitSource) -> Result<bool> {
+    Ok(passages(encoder, source)?.1)
+}
+
 pub fn compute(
     encoder: &SentenceEncoder,
     sources: &[UnitSource],
+    carried: Option<&CarriedVectors<'_>>,
     cache_root: &Path,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(UnitEmbeddings, EncodeStats)> {
@@ -407,11 +437,60 @@ pub fn compute(
     };
     let cache = cache_root.join(format!("embed-{}{precision}-ids", &model.digest["blake3:".len()..][..16]));
     std::fs::create_dir_all(&cache).with_context(|| format!("cannot create `{}`", cache.display()))?;
-    let per_unit: Vec<(Vec<Vec<u32>>, bool)> =
-        sources.par_iter().map(|s| passages(encoder, s)).collect::<Result<_>>()?;
-    let truncated = per_unit.iter().filter(|(_, cut)| *cut).count();
-    let counts: Vec<u32> = per_unit.iter().map(|(p, _)| p.len() as u32).collect();
-    let tokens: Vec<Vec<u32>> = per_unit.into_iter().flat_map(|(p, _)| p).collect();
+    let carried_of = |u: usize| carried.and_then(|c| c.units[u]);
+    // Units carried from the previous table are neither tokenized nor looked up.
+    let per_unit: Vec<Option<(Vec<Vec<u32>>, bool)>> = sources
+        .par_iter()
+        .enumerate()
+        .map(|(u, s)| if carried_of(u).is_some() { Ok(None) } else { passages(encoder, s).map(Some) })
+        .collect::<Result<_>>()?;
+    let new_truncated = per_unit.iter().flatten().filter(|(_, cut)| *cut).count();
+    let new_counts: Vec<u32> = per_unit.iter().flatten().map(|(p, _)| p.len() as u32).collect();
+    let tokens: Vec<Vec<u32>> = per_unit.iter().flatten().flat_map(|(p, _)| p.iter().cloned()).collect();
+    let (new_vectors, mut stats) = encode_cached(encoder, &tokens, &cache, progress)?;
+    // Every unit's passages in unit order: carried ones from the previous table.
+    let (mut counts, mut vectors) = (Vec::with_capacity(sources.len()), Vec::new());
+    let (mut next_new, mut next_vector) = (0, 0);
+    for (u, new) in per_unit.iter().enumerate() {
+        match (carried_of(u), new) {
+            (Some(p), _) => {
+                let previous = carried.expect("a carried unit has a previous table").previous;
+                counts.push(previous.passages(p as usize) as u32);
+                vectors.extend_from_slice(previous.vectors(p as usize));
+            }
+            (None, _) => {
+                let n = new_counts[next_new] as usize;
+                counts.push(n as u32);
+                vectors.extend_from_slice(&new_vectors[next_vector * dim..(next_vector + n) * dim]);
+                next_new += 1;
+                next_vector += n;
+            }
+        }
+    }
+    stats.carried = counts.iter().map(|&c| c as usize).sum::<usize>() - tokens.len();
+    let truncated = carried.map_or(0, |c| c.previous.header.truncated.saturating_sub(c.gone_truncated)) + new_truncated;
+    let header = EmbeddingsHeader {
+        model,
+        model_dir: encoder.dir().canonicalize().unwrap_or_else(|_| encoder.dir().to_path_buf()).display().to_string(),
+        precision: encoder.precision(),
+        max_tokens: MAX_TOKENS,
+        max_passages: MAX_PASSAGES,
+        units: sources.len(),
+        passages: counts.iter().map(|&c| c as usize).sum(),
+        truncated,
+    };
+    Ok((UnitEmbeddings::new(header, counts, vectors), stats))
+}
+
+/// The vector of each passage's token ids: from the cache (keyed by the
+/// ids) when it holds it, else encoded in batches of like length (and cached).
+fn encode_cached(
+    encoder: &SentenceEncoder,
+    tokens: &[Vec<u32>],
+    cache: &Path,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<(Vec<f32>, EncodeStats)> {
+    let dim = encoder.identity().dim;
     let key = |ids: &[u32]| {
         let bytes: Vec<u8> = ids.iter().flat_map(|x| x.to_le_bytes()).collect();
         cache.join(blake3::hash(&bytes).to_hex().as_str())
@@ -429,7 +508,7 @@ pub fn compute(
             _ => missing.push(i),
         }
     }
-    let stats = EncodeStats { encoded: missing.len(), reused: tokens.len() - missing.len() };
+    let stats = EncodeStats { encoded: missing.len(), reused: tokens.len() - missing.len(), carried: 0 };
     // Batches of like length take like time on each thread.
     missing.sort_by_key(|&i| (tokens[i].len(), i));
     let done = std::sync::atomic::AtomicUsize::new(stats.reused);
@@ -453,17 +532,7 @@ pub fn compute(
         // A cache write that fails costs a re-encode next time, nothing more.
         let _ = std::fs::write(&keys[i], bytes);
     }
-    let header = EmbeddingsHeader {
-        model,
-        model_dir: encoder.dir().canonicalize().unwrap_or_else(|_| encoder.dir().to_path_buf()).display().to_string(),
-        precision: encoder.precision(),
-        max_tokens: MAX_TOKENS,
-        max_passages: MAX_PASSAGES,
-        units: sources.len(),
-        passages: tokens.len(),
-        truncated,
-    };
-    Ok((UnitEmbeddings::new(header, counts, vectors), stats))
+    Ok((vectors, stats))
 }
 
 #[cfg(test)]
