@@ -203,3 +203,24 @@ fn sentence_embeddings_of_unchanged_units_are_carried_and_equal_a_whole_builds()
     let name = "tables/embeddings.bin";
     assert_eq!(tables(&index)[name], tables(&ws.path("whole"))[name]);
 }
+
+#[test]
+fn a_damaged_published_snapshot_makes_the_build_whole_and_stays_out_of_the_new_one() {
+    let ws = Workspace::docs_only();
+    let index = ws.index_dir();
+    build(&ws.config(), &index);
+    // A flipped byte in the published snapshot's semantic model.
+    let snap = Snapshot::open(&index).unwrap();
+    let table = snap.dir.join("tables/semantic-units.bin");
+    let mut bytes = fs::read(&table).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    fs::write(&table, bytes).unwrap();
+    append(&ws.path("docs/common/concepts/reactivity.md"), "\nOne more sentence about settling.\n");
+    let report = build(&ws.config(), &index);
+    let because = report.incremental.whole_because.as_deref().unwrap_or_default();
+    assert!(because.contains("damaged") && because.contains("semantic-units.bin"), "{because}");
+    let fresh = Snapshot::open(&index).unwrap();
+    assert_ne!(fresh.id(), snap.id());
+    fresh.verify().unwrap();
+}
