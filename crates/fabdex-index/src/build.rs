@@ -275,110 +275,8 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         return Ok(report);
     }
 
-    // Assemble the tables.
-    let mut docs = DocsTable::default();
-    let mut by_address: HashMap<String, u32> = HashMap::new();
-    for f in &files {
-        let root_cfg = &config.roots[f.candidate.root];
-        let first_section = docs.sections.len() as u32;
-        let file_index = docs.files.len() as u32;
-        for s in &f.extraction.sections {
-            let address = format!("doc:{}/{}#{}", root_cfg.name, f.candidate.path, s.anchor);
-            by_address.insert(address.clone(), docs.sections.len() as u32);
-            docs.sections.push(SectionRow {
-                address,
-                file: file_index,
-                parent_row: s.parent.map(|p| first_section + p),
-                section: s.clone(),
-            });
-        }
-        docs.files.push(DocFileRow {
-            root: root_cfg.name.clone(),
-            path: f.candidate.path.clone(),
-            origin: root_cfg.origin_label(),
-            kind: root_cfg.kind.unwrap_or(RootKind::Docs),
-            digest: f.digest.clone(),
-            bytes: f.text.len() as u64,
-            chars: f.text.chars().count() as u64,
-            lines: f.text.lines().count() as u32,
-            title: f.extraction.title.clone(),
-            metadata: f.extraction.metadata.clone(),
-            leading_comment: f.extraction.leading_comment.clone(),
-            historical: is_historical(&f.extraction.metadata),
-            diagnostics: f.extraction.diagnostics.clone(),
-            first_section,
-            section_count: f.extraction.sections.len() as u32,
-        });
-    }
-
-    // Resolve links.
-    let folders: Vec<HashSet<String>> = seen
-        .iter()
-        .map(|paths| {
-            let mut dirs = HashSet::new();
-            for p in paths {
-                let mut dir = Path::new(p).parent();
-                while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
-                    if !dirs.insert(d.to_string_lossy().into_owned()) {
-                        break;
-                    }
-                    dir = d.parent();
-                }
-            }
-            dirs
-        })
-        .collect();
-    let indexed: HashMap<(usize, String), u32> =
-        files.iter().enumerate().map(|(i, f)| ((f.candidate.root, f.candidate.path.clone()), i as u32)).collect();
-    // HTML anchors lead to their section, unless a heading already owns the name.
-    for (i, row) in docs.sections.iter().enumerate() {
-        let file = &docs.files[row.file as usize];
-        for id in &row.section.html_anchors {
-            by_address.entry(format!("doc:{}/{}#{id}", file.root, file.path)).or_insert(i as u32);
-        }
-    }
-    let section_addresses: Vec<String> = docs.sections.iter().map(|s| s.address.clone()).collect();
-    let resolver = Resolver {
-        roots: roots.clone(),
-        seen,
-        folders,
-        files: indexed,
-        sections: &by_address,
-        section_addresses: &section_addresses,
-    };
-    let mut unresolved = Vec::new();
-    let mut counts = Counts::default();
-    for (fi, f) in files.iter().enumerate() {
-        let first = docs.files[fi].first_section;
-        for link in &f.extraction.links {
-            let (target, to_section) = resolver.resolve(f.candidate.root, &f.candidate.path, link);
-            let from = first + link.section;
-            match &target {
-                LinkTarget::Section { .. } => counts.links_to_sections += 1,
-                LinkTarget::File { .. } | LinkTarget::Folder { .. } => counts.links_to_files += 1,
-                LinkTarget::External { .. } => counts.links_external += 1,
-                LinkTarget::Unresolved { reason } => {
-                    counts.links_unresolved += 1;
-                    unresolved.push(UnresolvedLink {
-                        from: docs.sections[from as usize].address.clone(),
-                        line: link.line,
-                        dest: link.dest.clone(),
-                        reason: reason.clone(),
-                    });
-                }
-            }
-            docs.links.push(LinkRow {
-                from,
-                kind: link.kind,
-                dest: link.dest.clone(),
-                text: link.text.clone(),
-                line: link.line,
-                lines: link.lines,
-                target,
-                to_section,
-            });
-        }
-    }
+    let (docs, by_address) = docs_table_of(config, &files);
+    let (docs, unresolved, mut counts) = resolve_links(&roots, seen, &files, docs, by_address);
 
     phases.insert("tables_links".into(), lap(&mut clock));
 
@@ -628,17 +526,7 @@ fn write_snapshot(
     let patterns_bytes = crate::patterns_table::encode(&patterns);
     write_file(staging.join(crate::patterns_table::PATH), &patterns_bytes)?;
     tables.insert(crate::patterns_table::PATH.to_string(), digest_bytes(&patterns_bytes));
-    counts.source_files = patterns.files.len() as u64;
-    counts.programs = patterns.programs.len() as u64;
-    let published_rows = patterns.programs.iter().filter(|p| p.published.is_some());
-    counts.published_records = published_rows.clone().count() as u64;
-    counts.records_without_source = published_rows.clone().filter(|p| !p.has_source).count() as u64;
-    counts.identity_mismatch =
-        patterns.programs.iter().filter(|p| p.identity.status == IdentityStatus::Mismatch).count() as u64;
-    counts.identity_unverifiable =
-        patterns.programs.iter().filter(|p| p.identity.status == IdentityStatus::Unverifiable).count() as u64;
-    counts.schema_disagreements = patterns.programs.iter().filter(|p| p.agreement.disagrees()).count() as u64;
-    counts.source_parse_failures = patterns.files.iter().filter(|f| f.extraction.parse_failed).count() as u64;
+    count_programs(counts, &patterns);
     phases.insert("patterns".into(), lap(&mut clock));
 
     // Search index and semantic models: carried from the published snapshot where they can be.
@@ -680,90 +568,19 @@ fn write_snapshot(
     // Sentence embeddings, when a model was given.
     let mut embeddings_report = None;
     if let Some(encoder) = encoder {
-        let bar = progress_bar(progress, units.len() as u64);
-        // `docs.files[i]` was assembled from `files[i]`.
-        let sources: Vec<_> = units
-            .iter()
-            .map(|u| {
-                crate::embeddings::unit_source(&files[docs.sections[u.section as usize].file as usize].text, docs, u)
-            })
-            .collect();
-        let carried = carried_vectors(carry.as_ref().ok(), encoder)?;
-        let (table, stats) =
-            crate::embeddings::compute(encoder, &sources, carried.as_ref(), &layout.cache(), &|done, total| {
-                if let Some(bar) = &bar {
-                    bar.set_length(total as u64);
-                    bar.set_position(done as u64);
-                }
-            })?;
-        if let Some(bar) = bar {
-            bar.finish_and_clear();
-        }
-        let bytes = table.to_bytes();
-        write_file(staging.join(crate::embeddings::TABLE), &bytes)?;
-        tables.insert(crate::embeddings::TABLE.to_string(), digest_bytes(&bytes));
-        // Programs are few (labs: 357); they share the model and its cache.
-        let program_sources: Vec<_> = patterns.programs.iter().map(crate::embeddings::program_source).collect();
-        let mut program_stats = crate::embeddings::EncodeStats::default();
-        if !program_sources.is_empty() {
-            let (programs, s) =
-                crate::embeddings::compute(encoder, &program_sources, None, &layout.cache(), &|_, _| {})?;
-            let bytes = programs.to_bytes();
-            write_file(staging.join(crate::embeddings::PROGRAMS_TABLE), &bytes)?;
-            tables.insert(crate::embeddings::PROGRAMS_TABLE.to_string(), digest_bytes(&bytes));
-            counts.embedded_programs = programs.len() as u64;
-            program_stats = s;
-        }
-        counts.embedded_units = table.len() as u64;
-        counts.embeddings_truncated = table.header.truncated as u64;
-        embeddings_report = Some(EmbeddingsReport {
-            model: table.header.model.clone(),
-            model_dir: table.header.model_dir.clone(),
-            precision: table.header.precision,
-            accelerated: table.header.precision == fabdex_embed::Precision::Int8 && fabdex_embed::int8_accelerated(),
-            encode_ms: clock.elapsed().as_millis() as u64,
-            max_tokens: table.header.max_tokens,
-            max_passages: table.header.max_passages,
-            passages: table.header.passages as u64,
-            encoded: (stats.encoded + program_stats.encoded) as u64,
-            reused: (stats.reused + program_stats.reused) as u64,
-            carried: stats.carried as u64,
-            programs: counts.embedded_programs,
-            truncated: table.header.truncated as u64,
-        });
+        let staged = Staged { dir: staging, layout, progress };
+        let step =
+            EmbeddingsStep { files, docs, units: &units, programs: &patterns.programs, carry: carry.as_ref().ok() };
+        embeddings_report = Some(write_embeddings(encoder, &staged, &step, &mut tables, counts)?);
         phases.insert("embeddings".into(), lap(&mut clock));
     }
 
     // Manifest.
-    let manifest_roots: Vec<ManifestRoot> = config
-        .roots
-        .iter()
-        .map(|r| ManifestRoot {
-            name: r.name.clone(),
-            path: r.path.display().to_string(),
-            kind: r.kind,
-            origin: r.origin_label(),
-        })
-        .collect();
-    let manifest_files: Vec<ManifestFile> = files
-        .iter()
-        .map(|f| ManifestFile {
-            root: config.roots[f.candidate.root].name.clone(),
-            path: f.candidate.path.clone(),
-            digest: f.digest.clone(),
-            bytes: f.text.len() as u64,
-        })
-        .collect();
+    let manifest_roots = manifest_roots(config);
+    let manifest_files = manifest_files(config, files);
     let snapshot_id = id.to_string();
 
-    counts.files = files.len() as u64;
-    counts.bytes = files.iter().map(|f| f.text.len() as u64).sum();
-    counts.sections = docs.sections.len() as u64;
-    counts.parts = docs.sections.iter().map(|s| s.section.parts.len() as u64).sum();
-    counts.units = units.len() as u64;
-    counts.links = docs.links.len() as u64;
-    counts.skipped = skipped.len() as u64;
-    counts.diagnostics = docs.files.iter().map(|f| f.diagnostics.len() as u64).sum();
+    count_docs(counts, files, docs, units.len(), skipped.len());
 
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
@@ -789,15 +606,7 @@ fn write_snapshot(
         extracted,
         reused_from_cache,
         skipped: skipped.to_vec(),
-        diagnostics: docs
-            .files
-            .iter()
-            .filter(|f| !f.diagnostics.is_empty())
-            .map(|f| FileDiagnostics {
-                address: format!("doc:{}/{}", f.root, f.path),
-                diagnostics: f.diagnostics.clone(),
-            })
-            .collect(),
+        diagnostics: file_diagnostics(docs),
         unresolved_links: unresolved,
         elapsed_ms: started.elapsed().as_millis() as u64,
         phases_ms: phases.clone(),
@@ -809,6 +618,189 @@ fn write_snapshot(
     // The manifest is written last: a staging directory without one is incomplete.
     write_file(staging.join("manifest.json"), serde_json::to_vec_pretty(&manifest)?)?;
     Ok((manifest, report))
+}
+
+/// The docs table's files and sections (links come next), and every
+/// section's row by address.
+fn docs_table_of(config: &Config, files: &[ReadFile]) -> (DocsTable, HashMap<String, u32>) {
+    let mut docs = DocsTable::default();
+    let mut by_address: HashMap<String, u32> = HashMap::new();
+    for f in files {
+        let root_cfg = &config.roots[f.candidate.root];
+        let first_section = docs.sections.len() as u32;
+        let file_index = docs.files.len() as u32;
+        for s in &f.extraction.sections {
+            let address = format!("doc:{}/{}#{}", root_cfg.name, f.candidate.path, s.anchor);
+            by_address.insert(address.clone(), docs.sections.len() as u32);
+            docs.sections.push(SectionRow {
+                address,
+                file: file_index,
+                parent_row: s.parent.map(|p| first_section + p),
+                section: s.clone(),
+            });
+        }
+        docs.files.push(DocFileRow {
+            root: root_cfg.name.clone(),
+            path: f.candidate.path.clone(),
+            origin: root_cfg.origin_label(),
+            kind: root_cfg.kind.unwrap_or(RootKind::Docs),
+            digest: f.digest.clone(),
+            bytes: f.text.len() as u64,
+            chars: f.text.chars().count() as u64,
+            lines: f.text.lines().count() as u32,
+            title: f.extraction.title.clone(),
+            metadata: f.extraction.metadata.clone(),
+            leading_comment: f.extraction.leading_comment.clone(),
+            historical: is_historical(&f.extraction.metadata),
+            diagnostics: f.extraction.diagnostics.clone(),
+            first_section,
+            section_count: f.extraction.sections.len() as u32,
+        });
+    }
+    (docs, by_address)
+}
+
+/// Resolve every link of the docs table against the indexed files and
+/// sections (`seen`: every path under each root), adding the link rows;
+/// returns the table, the links that did not resolve and the link counts.
+fn resolve_links(
+    roots: &[(String, PathBuf)],
+    seen: Vec<HashSet<String>>,
+    files: &[ReadFile],
+    mut docs: DocsTable,
+    mut by_address: HashMap<String, u32>,
+) -> (DocsTable, Vec<UnresolvedLink>, Counts) {
+    let folders: Vec<HashSet<String>> = seen
+        .iter()
+        .map(|paths| {
+            let mut dirs = HashSet::new();
+            for p in paths {
+                let mut dir = Path::new(p).parent();
+                while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+                    if !dirs.insert(d.to_string_lossy().into_owned()) {
+                        break;
+                    }
+                    dir = d.parent();
+                }
+            }
+            dirs
+        })
+        .collect();
+    let indexed: HashMap<(usize, String), u32> =
+        files.iter().enumerate().map(|(i, f)| ((f.candidate.root, f.candidate.path.clone()), i as u32)).collect();
+    // HTML anchors lead to their section, unless a heading already owns the name.
+    for (i, row) in docs.sections.iter().enumerate() {
+        let file = &docs.files[row.file as usize];
+        for id in &row.section.html_anchors {
+            by_address.entry(format!("doc:{}/{}#{id}", file.root, file.path)).or_insert(i as u32);
+        }
+    }
+    let section_addresses: Vec<String> = docs.sections.iter().map(|s| s.address.clone()).collect();
+    let resolver = Resolver {
+        roots: roots.to_vec(),
+        seen,
+        folders,
+        files: indexed,
+        sections: &by_address,
+        section_addresses: &section_addresses,
+    };
+    let mut unresolved = Vec::new();
+    let mut counts = Counts::default();
+    for (fi, f) in files.iter().enumerate() {
+        let first = docs.files[fi].first_section;
+        for link in &f.extraction.links {
+            let (target, to_section) = resolver.resolve(f.candidate.root, &f.candidate.path, link);
+            let from = first + link.section;
+            match &target {
+                LinkTarget::Section { .. } => counts.links_to_sections += 1,
+                LinkTarget::File { .. } | LinkTarget::Folder { .. } => counts.links_to_files += 1,
+                LinkTarget::External { .. } => counts.links_external += 1,
+                LinkTarget::Unresolved { reason } => {
+                    counts.links_unresolved += 1;
+                    unresolved.push(UnresolvedLink {
+                        from: docs.sections[from as usize].address.clone(),
+                        line: link.line,
+                        dest: link.dest.clone(),
+                        reason: reason.clone(),
+                    });
+                }
+            }
+            docs.links.push(LinkRow {
+                from,
+                kind: link.kind,
+                dest: link.dest.clone(),
+                text: link.text.clone(),
+                line: link.line,
+                lines: link.lines,
+                target,
+                to_section,
+            });
+        }
+    }
+    (docs, unresolved, counts)
+}
+
+/// The manifest's roots, as configured.
+fn manifest_roots(config: &Config) -> Vec<ManifestRoot> {
+    config
+        .roots
+        .iter()
+        .map(|r| ManifestRoot {
+            name: r.name.clone(),
+            path: r.path.display().to_string(),
+            kind: r.kind,
+            origin: r.origin_label(),
+        })
+        .collect()
+}
+
+/// The manifest's files: every indexed Markdown file.
+fn manifest_files(config: &Config, files: &[ReadFile]) -> Vec<ManifestFile> {
+    files
+        .iter()
+        .map(|f| ManifestFile {
+            root: config.roots[f.candidate.root].name.clone(),
+            path: f.candidate.path.clone(),
+            digest: f.digest.clone(),
+            bytes: f.text.len() as u64,
+        })
+        .collect()
+}
+
+/// The counts of the docs table.
+fn count_docs(counts: &mut Counts, files: &[ReadFile], docs: &DocsTable, units: usize, skipped: usize) {
+    counts.files = files.len() as u64;
+    counts.bytes = files.iter().map(|f| f.text.len() as u64).sum();
+    counts.sections = docs.sections.len() as u64;
+    counts.parts = docs.sections.iter().map(|s| s.section.parts.len() as u64).sum();
+    counts.units = units as u64;
+    counts.links = docs.links.len() as u64;
+    counts.skipped = skipped as u64;
+    counts.diagnostics = docs.files.iter().map(|f| f.diagnostics.len() as u64).sum();
+}
+
+/// The counts of the patterns table.
+fn count_programs(counts: &mut Counts, patterns: &fabdex_model::ts::PatternsTable) {
+    counts.source_files = patterns.files.len() as u64;
+    counts.programs = patterns.programs.len() as u64;
+    let published_rows = patterns.programs.iter().filter(|p| p.published.is_some());
+    counts.published_records = published_rows.clone().count() as u64;
+    counts.records_without_source = published_rows.clone().filter(|p| !p.has_source).count() as u64;
+    counts.identity_mismatch =
+        patterns.programs.iter().filter(|p| p.identity.status == IdentityStatus::Mismatch).count() as u64;
+    counts.identity_unverifiable =
+        patterns.programs.iter().filter(|p| p.identity.status == IdentityStatus::Unverifiable).count() as u64;
+    counts.schema_disagreements = patterns.programs.iter().filter(|p| p.agreement.disagrees()).count() as u64;
+    counts.source_parse_failures = patterns.files.iter().filter(|f| f.extraction.parse_failed).count() as u64;
+}
+
+/// The report's diagnostics: each Markdown file's that has any.
+fn file_diagnostics(docs: &DocsTable) -> Vec<FileDiagnostics> {
+    docs.files
+        .iter()
+        .filter(|f| !f.diagnostics.is_empty())
+        .map(|f| FileDiagnostics { address: format!("doc:{}/{}", f.root, f.path), diagnostics: f.diagnostics.clone() })
+        .collect()
 }
 
 /// The snapshot id: a digest of the format versions, the roots and every
@@ -878,6 +870,85 @@ fn snapshot_id(
         }
     }
     h.finalize().to_hex()[..16].to_string()
+}
+
+/// Where a build stages its snapshot, and whether it draws progress.
+struct Staged<'a> {
+    dir: &'a Path,
+    layout: &'a IndexLayout,
+    progress: bool,
+}
+
+/// What the sentence embeddings are computed from.
+struct EmbeddingsStep<'a> {
+    files: &'a [ReadFile],
+    docs: &'a DocsTable,
+    units: &'a [crate::Unit],
+    programs: &'a [fabdex_model::ts::ProgramRow],
+    carry: Option<&'a Carry>,
+}
+
+/// Encode every unit (the unchanged ones' vectors carried from the
+/// published snapshot when it can be) and every program with `encoder`,
+/// write `tables/embeddings.bin` and `tables/program-embeddings.bin`, and
+/// say what was done.
+fn write_embeddings(
+    encoder: &fabdex_embed::SentenceEncoder,
+    staged: &Staged<'_>,
+    step: &EmbeddingsStep<'_>,
+    tables: &mut BTreeMap<String, String>,
+    counts: &mut Counts,
+) -> Result<EmbeddingsReport> {
+    let clock = Instant::now();
+    let (files, docs, units) = (step.files, step.docs, step.units);
+    let bar = progress_bar(staged.progress, units.len() as u64);
+    // `docs.files[i]` was assembled from `files[i]`.
+    let sources: Vec<_> = units
+        .iter()
+        .map(|u| crate::embeddings::unit_source(&files[docs.sections[u.section as usize].file as usize].text, docs, u))
+        .collect();
+    let carried = carried_vectors(step.carry, encoder)?;
+    let cache = staged.layout.cache();
+    let (table, stats) = crate::embeddings::compute(encoder, &sources, carried.as_ref(), &cache, &|done, total| {
+        if let Some(bar) = &bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    })?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let bytes = table.to_bytes();
+    write_file(staged.dir.join(crate::embeddings::TABLE), &bytes)?;
+    tables.insert(crate::embeddings::TABLE.to_string(), digest_bytes(&bytes));
+    // Programs are few (labs: 357); they share the model and its cache.
+    let program_sources: Vec<_> = step.programs.iter().map(crate::embeddings::program_source).collect();
+    let mut program_stats = crate::embeddings::EncodeStats::default();
+    if !program_sources.is_empty() {
+        let (programs, s) = crate::embeddings::compute(encoder, &program_sources, None, &cache, &|_, _| {})?;
+        let bytes = programs.to_bytes();
+        write_file(staged.dir.join(crate::embeddings::PROGRAMS_TABLE), &bytes)?;
+        tables.insert(crate::embeddings::PROGRAMS_TABLE.to_string(), digest_bytes(&bytes));
+        counts.embedded_programs = programs.len() as u64;
+        program_stats = s;
+    }
+    counts.embedded_units = table.len() as u64;
+    counts.embeddings_truncated = table.header.truncated as u64;
+    Ok(EmbeddingsReport {
+        model: table.header.model.clone(),
+        model_dir: table.header.model_dir.clone(),
+        precision: table.header.precision,
+        accelerated: table.header.precision == fabdex_embed::Precision::Int8 && fabdex_embed::int8_accelerated(),
+        encode_ms: clock.elapsed().as_millis() as u64,
+        max_tokens: table.header.max_tokens,
+        max_passages: table.header.max_passages,
+        passages: table.header.passages as u64,
+        encoded: (stats.encoded + program_stats.encoded) as u64,
+        reused: (stats.reused + program_stats.reused) as u64,
+        carried: stats.carried as u64,
+        programs: counts.embedded_programs,
+        truncated: table.header.truncated as u64,
+    })
 }
 
 /// The published snapshot's sentence embeddings, when an incremental build
