@@ -95,6 +95,7 @@ fn edits_additions_and_deletions_equal_a_whole_rebuild() {
     append(&ws.path("patterns/greeting-card.tsx"), "\n// A trailing comment.\n");
     let pattern_edit = build(&ws.config(), &index);
     let inc = &pattern_edit.incremental;
+    assert_eq!(inc.whole_because, None, "{inc:?}");
     assert_eq!((inc.files_edited, inc.units_deleted, inc.units_added), (0, 0, 0), "{inc:?}");
     // One cached contract per program: the edited program's old one was pruned.
     let contracts = index.join(format!("cache/contracts-v{}", fabdex_ts::EXTRACTOR_VERSION));
@@ -223,4 +224,41 @@ fn a_damaged_published_snapshot_makes_the_build_whole_and_stays_out_of_the_new_o
     let fresh = Snapshot::open(&index).unwrap();
     assert_ne!(fresh.id(), snap.id());
     fresh.verify().unwrap();
+}
+
+#[test]
+fn a_damaged_blob_of_an_edited_file_or_too_many_deletions_make_the_build_whole() {
+    let ws = Workspace::docs_only();
+    let index = ws.index_dir();
+    build(&ws.config(), &index);
+    // The published blob of the file about to be edited: its units' deleted
+    // texts cannot be rebuilt from it, so the index is not updated but rewritten.
+    let snap = Snapshot::open(&index).unwrap();
+    let file = snap.docs.files.iter().find(|f| f.path == "common/concepts/reactivity.md").unwrap();
+    let blob = snap.blobs.path_of(&file.digest).unwrap();
+    let mut bytes = fs::read(&blob).unwrap();
+    bytes[0] ^= 0x20;
+    fs::write(&blob, bytes).unwrap();
+    append(&ws.path("docs/common/concepts/reactivity.md"), "\nOne more sentence about settling.\n");
+    let report = build(&ws.config(), &index);
+    let because = report.incremental.whole_because.as_deref().unwrap_or_default();
+    assert!(
+        because.starts_with("the published snapshot could not be carried") && because.contains("blob"),
+        "{because}"
+    );
+    Snapshot::open(&index).unwrap().verify().unwrap();
+
+    // Half the files removed at once: more deleted documents than an update keeps.
+    let mut removed = 0;
+    for entry in fs::read_dir(ws.path("docs/common/concepts")).unwrap() {
+        let path = entry.unwrap().path();
+        if removed < 8 && path.extension().is_some_and(|x| x == "md") {
+            fs::remove_file(path).unwrap();
+            removed += 1;
+        }
+    }
+    let report = build(&ws.config(), &index);
+    let because = report.incremental.whole_because.as_deref().unwrap_or_default();
+    assert!(because.contains("deleted search documents would pass 10%"), "{because}");
+    assert!(Snapshot::open(&index).unwrap().search_deletions().unwrap().is_none());
 }

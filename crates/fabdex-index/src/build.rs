@@ -907,7 +907,8 @@ fn write_embeddings(
         .iter()
         .map(|u| crate::embeddings::unit_source(&files[docs.sections[u.section as usize].file as usize].text, docs, u))
         .collect();
-    let carried = carried_vectors(step.carry, encoder)?;
+    // A previous table that cannot be carried (a gone file's blob damaged) is not: every unit is then looked up.
+    let carried = carried_vectors(step.carry, encoder).ok().flatten();
     let cache = staged.layout.cache();
     let (table, stats) = crate::embeddings::compute(encoder, &sources, carried.as_ref(), &cache, &|done, total| {
         if let Some(bar) = &bar {
@@ -989,7 +990,9 @@ struct SearchAndSemantic {
 /// Write the search index into `staging/search` and make the semantic
 /// models: whole when `carry` says why they must be, else the published
 /// snapshot's index updated and its models folded into (or refitted, past
-/// the configured drift). `texts[f]` is docs file `f`'s text.
+/// the configured drift). A carry that fails (a blob of an edited file
+/// damaged, the updated index inconsistent) falls back to a whole build,
+/// which the report says. `texts[f]` is docs file `f`'s text.
 #[allow(clippy::too_many_arguments)]
 fn search_and_semantic(
     staging: &Path,
@@ -1001,30 +1004,52 @@ fn search_and_semantic(
     carry: &std::result::Result<Carry, String>,
     phases: &mut BTreeMap<String, u64>,
 ) -> Result<SearchAndSemantic> {
-    let mut clock = Instant::now();
     let search_dir = staging.join("search");
+    let because = match carry {
+        Err(because) => because.clone(),
+        Ok(carry) => match carried_search_and_semantic(&search_dir, id, config, texts, docs, units, carry, phases) {
+            Ok(written) => return Ok(written),
+            Err(e) => {
+                fs::remove_dir_all(&search_dir)?;
+                create_dir(&search_dir)?;
+                format!("the published snapshot could not be carried: {e:#}")
+            }
+        },
+    };
+    let mut clock = Instant::now();
+    let unit_texts = crate::search_write::write(&search_dir, texts, docs, units)
+        .with_context(|| format!("cannot write the search index in `{}`", search_dir.display()))?;
+    let search_files = crate::search_write::digests(&search_dir, None)?;
+    phases.insert("search_index".into(), lap(&mut clock));
+    let unit_file: Vec<u32> = units.iter().map(|u| docs.sections[u.section as usize].file).collect();
+    let models = crate::semantic::fit(&unit_texts, &unit_file, docs.files.len());
+    phases.insert("semantic".into(), lap(&mut clock));
+    let report = IncrementalReport::whole(because, config.index.semantic_drift);
+    let fit = SemanticFit { fitted_in: id.to_string(), fitted_units: units.len() as u64, folded_units: 0 };
+    Ok(SearchAndSemantic { models, search_files, deletions: None, fit, report })
+}
+
+/// [`search_and_semantic`] carried from the published snapshot.
+#[allow(clippy::too_many_arguments)]
+fn carried_search_and_semantic(
+    search_dir: &Path,
+    id: &str,
+    config: &Config,
+    texts: &[&str],
+    docs: &DocsTable,
+    units: &[crate::Unit],
+    carry: &Carry,
+    phases: &mut BTreeMap<String, u64>,
+) -> Result<SearchAndSemantic> {
+    let mut clock = Instant::now();
     let limit = config.index.semantic_drift;
     let unit_file: Vec<u32> = units.iter().map(|u| docs.sections[u.section as usize].file).collect();
     let text_of = |u: &crate::Unit| UnitText::new(texts[docs.sections[u.section as usize].file as usize], docs, u);
-    let fitted = SemanticFit { fitted_in: id.to_string(), fitted_units: units.len() as u64, folded_units: 0 };
-    let carry = match carry {
-        Ok(carry) => carry,
-        Err(because) => {
-            let unit_texts = crate::search_write::write(&search_dir, texts, docs, units)
-                .with_context(|| format!("cannot write the search index in `{}`", search_dir.display()))?;
-            let search_files = crate::search_write::digests(&search_dir, None)?;
-            phases.insert("search_index".into(), lap(&mut clock));
-            let models = crate::semantic::fit(&unit_texts, &unit_file, docs.files.len());
-            phases.insert("semantic".into(), lap(&mut clock));
-            let report = IncrementalReport::whole(because.clone(), limit);
-            return Ok(SearchAndSemantic { models, search_files, deletions: None, fit: fitted, report });
-        }
-    };
     let new_texts: Vec<Option<UnitText>> =
         units.par_iter().zip(&carry.units).map(|(u, carried)| carried.is_none().then(|| text_of(u))).collect();
-    let update = crate::search_write::update(&search_dir, &carry.previous, &carry.gone, docs, units, &new_texts)
+    let update = crate::search_write::update(search_dir, &carry.previous, &carry.gone, docs, units, &new_texts)
         .with_context(|| format!("cannot update the search index in `{}`", search_dir.display()))?;
-    let search_files = crate::search_write::digests(&search_dir, Some(&carry.previous))?;
+    let search_files = crate::search_write::digests(search_dir, Some(&carry.previous))?;
     phases.insert("search_index".into(), lap(&mut clock));
     let mut report = carry.report.clone();
     let before = &carry.previous.manifest.semantic_fit;
@@ -1039,6 +1064,7 @@ fn search_and_semantic(
             if before.fitted_in.is_empty() { "an unknown snapshot" } else { &before.fitted_in },
             folded.drift()
         );
+        let fitted = SemanticFit { fitted_in: id.to_string(), fitted_units: units.len() as u64, folded_units: 0 };
         (crate::semantic::fit(&all, &unit_file, docs.files.len()), fitted)
     } else {
         let carried = Carried { units: &carry.units, files: &carry.files, unit_file: &unit_file };
@@ -1060,6 +1086,11 @@ fn publish(layout: &IndexLayout, staging: &Path, id: &str, replace: bool) -> Res
         if !replace && verify_all(&target).is_ok() {
             fs::remove_dir_all(staging)?;
             unchanged = true;
+        } else if exchange(staging, &target) {
+            // `--full` over the snapshot `CURRENT` names: swapped in one step,
+            // so no reader ever finds the folder missing; the old one is now
+            // in staging.
+            let _ = fs::remove_dir_all(staging);
         } else {
             let trash = layout.staging().join(format!("replaced-{id}-{}", std::process::id()));
             rename(&target, &trash)?;
@@ -1071,6 +1102,25 @@ fn publish(layout: &IndexLayout, staging: &Path, id: &str, replace: bool) -> Res
     }
     publish_current(layout, id)?;
     Ok(unchanged)
+}
+
+/// Swap two folders atomically (Linux `renameat2` with `RENAME_EXCHANGE`);
+/// false where that is not available, and nothing changed.
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (Ok(a), Ok(b)) =
+        (std::ffi::CString::new(a.as_os_str().as_bytes()), std::ffi::CString::new(b.as_os_str().as_bytes()))
+    else {
+        return false;
+    };
+    // SAFETY: two NUL-terminated paths relative to the working directory; no memory is shared.
+    unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) == 0 }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Path, _: &Path) -> bool {
+    false
 }
 
 /// Point `CURRENT` at a snapshot, atomically.

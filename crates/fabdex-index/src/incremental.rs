@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::Unit;
 use crate::config::Config;
 use crate::docs_table::unit_key;
-use crate::search_write::DELETED_LIMIT;
+use crate::search_write::{DELETED_LIMIT, SEGMENT_LIMIT};
 use crate::snapshot::{IndexLayout, Snapshot};
 
 /// What the published snapshot gives a new build.
@@ -115,10 +115,24 @@ pub fn plan(
     if !same_roots {
         return Err("the roots changed".into());
     }
+    if previous.manifest.extractor_version != fabdex_md::EXTRACTOR_VERSION {
+        return Err(format!(
+            "the published snapshot's Markdown was extracted by extractor version {}, this fabdex's is {}",
+            previous.manifest.extractor_version,
+            fabdex_md::EXTRACTOR_VERSION
+        ));
+    }
     // What is carried is checked against the previous manifest first: a
     // damaged file is never linked into a new snapshot under its recorded digest.
-    if let Err(e) = previous.search().and(previous.semantic().map(|_| ())) {
+    let segments = match previous.search().and_then(|index| Ok(index.searchable_segment_metas()?.len())) {
+        Ok(segments) => segments,
+        Err(e) => return Err(format!("the published snapshot is damaged: {e:#}")),
+    };
+    if let Err(e) = previous.semantic() {
         return Err(format!("the published snapshot is damaged: {e:#}"));
+    }
+    if segments >= SEGMENT_LIMIT {
+        return Err(format!("the search index has {segments} segments, the most an update adds to"));
     }
     let before: HashMap<(&str, &str), (u32, &str)> = previous
         .docs
@@ -153,13 +167,31 @@ pub fn plan(
             files[docs.sections[u.section as usize].file as usize].and(previous.docs.unit_of_key(unit_key(&u.address)))
         })
         .collect();
-    // A carried file's units are all found by key; were one not, the file is
-    // treated as edited rather than trusted in part.
+    // A carried file's units are all found by key, and it has as many as
+    // before; were it not so, the file is treated as edited rather than
+    // trusted in part (a unit left over would stay in the search index).
+    let previous_units = |p: u32| {
+        let f = &previous.docs.files[p as usize];
+        let sections = f.first_section..f.first_section + f.section_count;
+        previous.units().iter().filter(|u| sections.contains(&u.section)).count()
+    };
+    let mut unit_counts = vec![0usize; docs.files.len()];
+    for unit in units {
+        unit_counts[docs.sections[unit.section as usize].file as usize] += 1;
+    }
     for (u, unit) in units.iter().enumerate() {
         let file = docs.sections[unit.section as usize].file as usize;
         if let (Some(p), None) = (files[file], unit_rows[u]) {
             kept[p as usize] = false;
             files[file] = None;
+        }
+    }
+    for (file, carried) in files.iter_mut().enumerate() {
+        if let Some(p) = *carried
+            && previous_units(p) != unit_counts[file]
+        {
+            kept[p as usize] = false;
+            *carried = None;
         }
     }
     for (u, unit) in units.iter().enumerate() {

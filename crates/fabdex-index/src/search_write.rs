@@ -28,6 +28,10 @@ use crate::snapshot::Snapshot;
 /// segment's space and a little time per search until a rewrite drops it.
 pub const DELETED_LIMIT: f64 = 0.10;
 
+/// The search index is written whole again, not updated, once it has this
+/// many segments: each update adds one, and a search visits every one.
+pub const SEGMENT_LIMIT: usize = 32;
+
 /// What [`update`] did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SearchUpdate {
@@ -129,6 +133,19 @@ pub fn update(
     // A segment whose every document is deleted is dropped at the commit, and its deletions with it.
     let live: Vec<String> = index.searchable_segment_ids()?.iter().map(|id| id.uuid_string()).collect();
     deletions.segments.retain(|id, _| live.contains(id));
+    // What the query layer checks on first use, checked before publishing.
+    let reader: tantivy::IndexReader =
+        index.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into()?;
+    for segment in reader.searcher().segment_readers() {
+        let id = segment.segment_id().uuid_string();
+        let recorded = deletions.segments.get(&id).map_or(0, |d| d.docs);
+        if u64::from(segment.num_deleted_docs()) != recorded {
+            anyhow::bail!(
+                "search segment {id} holds {} deleted documents, the deletions recorded {recorded}",
+                segment.num_deleted_docs()
+            );
+        }
+    }
     Ok(SearchUpdate { deletions, units_deleted, units_added })
 }
 

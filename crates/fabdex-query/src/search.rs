@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, HashMap};
 use fabdex_index::search_schema::{self, UnitText};
 use fabdex_model::Limits;
 use serde::{Deserialize, Serialize};
-use tantivy::collector::{Count, TopDocs};
 use tantivy::query::Bm25StatisticsProvider;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RegexQuery, TermQuery};
 use tantivy::schema::IndexRecordOption;
@@ -799,44 +798,20 @@ impl Engine {
         Ok(LiveStatistics { searcher, deletions })
     }
 
-    /// Raw BM25 scores of the best `depth` units (history not yet demoted), and how many matched.
+    /// Raw BM25 scores of the best `depth` units (history not yet demoted),
+    /// and how many matched. Ranked with historical units demoted, equal
+    /// scores by unit: the order of documents in the index (which an
+    /// incremental build changes) never decides a rank.
     fn lexical(&self, query: &BooleanQuery, depth: usize) -> Result<(Vec<(f32, u32)>, usize), QueryError> {
-        let searcher = self.search_index()?.0.searcher();
-        let collector = TopDocs::with_limit(depth).tweak_score(move |segment: &SegmentReader| {
-            let history = segment.fast_fields().u64("history").ok().map(|c| c.first_or_default_col(0));
-            move |doc: DocId, score: Score| match &history {
-                Some(col) if col.get_val(doc) == 1 => score * HISTORY_DEMOTION,
-                _ => score,
-            }
-        });
-        let (top, matched) = searcher
-            .search_with_statistics_provider(query, &(collector, Count), &self.live_statistics(&searcher)?)
-            .map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
-        let mut columns = HashMap::new();
-        let mut out = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            let col = match columns.entry(addr.segment_ord) {
-                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => e.insert(
-                    searcher
-                        .segment_reader(addr.segment_ord)
-                        .fast_fields()
-                        .u64("key")
-                        .map_err(|e| QueryError::Corrupt(format!("search index has no unit key column: {e}")))?
-                        .first_or_default_col(u64::MAX),
-                ),
-            };
-            let key = col.get_val(addr.doc_id);
-            let Some(unit) = self.snap.docs.unit_of_key(key) else {
-                return Err(QueryError::Corrupt(format!(
-                    "search index names unit key {key:#x}, which the tables lack"
-                )));
-            };
-            // Undo the ranking-time demotion: callers get the raw score and demote themselves.
-            let raw = if self.unit_historical(unit) { score / HISTORY_DEMOTION } else { score };
-            out.push((raw, unit));
-        }
-        Ok((out, matched))
+        let found = self.lexical_all(query)?;
+        let matched = found.len();
+        let mut ranked: Vec<(f32, f32, u32)> = found
+            .into_iter()
+            .map(|(raw, unit)| (if self.unit_historical(unit) { raw * HISTORY_DEMOTION } else { raw }, raw, unit))
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+        ranked.truncate(depth);
+        Ok((ranked.into_iter().map(|(_, raw, unit)| (raw, unit)).collect(), matched))
     }
 
     /// The raw BM25 score of every unit the query matches, in no order.
