@@ -499,8 +499,7 @@ fn write_snapshot(
     phases.insert("blobs".into(), lap(&mut clock));
 
     // Tables.
-    crate::docs_table::keyed_units(&units_of(docs)).map_err(anyhow::Error::msg)?;
-    let docs_bytes = crate::docs_table::encode(docs);
+    let docs_bytes = crate::docs_table::encode(docs).map_err(anyhow::Error::msg)?;
     write_file(staging.join(crate::docs_table::PATH), &docs_bytes)?;
     let mut tables = BTreeMap::new();
     tables.insert(crate::docs_table::PATH.to_string(), digest_bytes(&docs_bytes));
@@ -968,9 +967,7 @@ fn carried_vectors<'a>(
     let mut gone_truncated = 0;
     for &file in &carry.gone {
         let text = carry.previous.file_text(file)?;
-        let row = &carry.previous.docs.files[file as usize];
-        let sections = row.first_section..row.first_section + row.section_count;
-        for unit in carry.previous.units().iter().filter(|u| sections.contains(&u.section)) {
+        for unit in carry.previous.file_units(file) {
             let source = crate::embeddings::unit_source(&text, &carry.previous.docs, unit);
             gone_truncated += usize::from(crate::embeddings::truncated(encoder, &source)?);
         }

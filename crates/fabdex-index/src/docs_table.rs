@@ -256,9 +256,11 @@ pub fn keyed_units(units: &[Unit]) -> Result<Vec<(u64, u32)>, String> {
     Ok(keys)
 }
 
-/// The table's bytes as written to [`PATH`]. The build checks
-/// [`keyed_units`] first: two units with one key cannot be written.
-pub fn encode(docs: &DocsTable) -> Vec<u8> {
+/// The table's bytes as written to [`PATH`], or why it cannot be written:
+/// two units with one key ([`keyed_units`]).
+pub fn encode(docs: &DocsTable) -> Result<Vec<u8>, String> {
+    let units = units_of(docs);
+    let keys = keyed_units(&units)?;
     let mut out = MAGIC.to_vec();
     put_blob(&mut out, &serde_json::to_vec(&docs.files).expect("file rows serialize"));
     put_u32(&mut out, count(docs.sections.len()));
@@ -271,7 +273,6 @@ pub fn encode(docs: &DocsTable) -> Vec<u8> {
     let rows: Vec<Vec<u8>> =
         docs.sections.par_iter().map(|s| serde_json::to_vec(s).expect("a section row serializes")).collect();
     put_pieces(&mut out, rows.into_iter());
-    let units = units_of(docs);
     put_u32(&mut out, count(units.len()));
     for u in &units {
         put_u32(&mut out, u.section);
@@ -280,7 +281,7 @@ pub fn encode(docs: &DocsTable) -> Vec<u8> {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
-    for (key, unit) in keyed_units(&units).expect("the build checked the unit keys") {
+    for (key, unit) in keys {
         out.extend_from_slice(&key.to_le_bytes());
         put_u32(&mut out, unit);
     }
@@ -292,7 +293,7 @@ pub fn encode(docs: &DocsTable) -> Vec<u8> {
     let rows: Vec<Vec<u8>> =
         docs.links.par_iter().map(|l| serde_json::to_vec(l).expect("a link row serializes")).collect();
     put_pieces(&mut out, rows.into_iter());
-    out
+    Ok(out)
 }
 
 /// The table from [`encode`]'s bytes (already checked against their
@@ -498,7 +499,7 @@ mod tests {
         t.sections[1].section.defines = vec!["wish".into(), "Cell".into()];
         t.sections[1].section.parts =
             vec![Part { byte_start: 0, byte_end: 4, chars: 4 }, Part { byte_start: 4, byte_end: 10, chars: 5 }];
-        let docs = decode(encode(&t)).unwrap();
+        let docs = decode(encode(&t).unwrap()).unwrap();
         assert_eq!(owned(&docs), t);
         assert_eq!(docs.units(), units_of(&t));
         assert_eq!(docs.units()[2].address, "doc:docs/b.md#a~2");
@@ -517,7 +518,7 @@ mod tests {
     #[test]
     fn a_damaged_key_column_is_refused() {
         let t = table();
-        let bytes = encode(&t);
+        let bytes = encode(&t).unwrap();
         let keys = keyed_units(&units_of(&t)).unwrap();
         let column: Vec<u8> =
             keys.iter().flat_map(|(k, u)| [k.to_le_bytes().to_vec(), u.to_le_bytes().to_vec()].concat()).collect();
@@ -534,7 +535,7 @@ mod tests {
 
     #[test]
     fn opening_decodes_no_row_and_indexing_decodes_one() {
-        let docs = decode(encode(&table())).unwrap();
+        let docs = decode(encode(&table()).unwrap()).unwrap();
         assert_eq!(docs.sections.decoded(), 0);
         assert_eq!(docs.sections[1].address, "doc:docs/b.md#a");
         assert_eq!(docs.sections.decoded(), 1);
@@ -545,7 +546,7 @@ mod tests {
 
     #[test]
     fn damaged_bytes_are_an_error_not_a_panic() {
-        let bytes = encode(&table());
+        let bytes = encode(&table()).unwrap();
         assert!(decode(b"{}".to_vec()).unwrap_err().contains("magic"));
         assert!(decode(b"FDXDOCS1........".to_vec()).unwrap_err().contains("FDXROWS1"));
         for cut in 0..bytes.len() {
@@ -558,7 +559,7 @@ mod tests {
 
     #[test]
     fn a_row_that_does_not_decode_is_named_by_get_and_by_decode_all() {
-        let mut bytes = encode(&table());
+        let mut bytes = encode(&table()).unwrap();
         // The last section row's opening brace, inside the section rows' blob.
         let rows_at = bytes.windows(13).rposition(|w| w == b"{\"address\":\"d").unwrap();
         bytes[rows_at] = b'[';
@@ -571,7 +572,7 @@ mod tests {
 
     #[test]
     fn row_numbers_come_from_the_checked_columns() {
-        let mut bytes = encode(&table());
+        let mut bytes = encode(&table()).unwrap();
         // Row 1's own JSON names file 0 and parent 1; its columns say file 1 and parent 0.
         let at = bytes.windows(9).rposition(|w| w == b"\"file\":1,").unwrap();
         bytes[at + 7] = b'0';
@@ -591,7 +592,7 @@ mod tests {
             let mut with_magic = MAGIC.to_vec();
             with_magic.extend_from_slice(&body);
             let _ = decode(with_magic);
-            let mut real = encode(&table());
+            let mut real = encode(&table()).unwrap();
             let at = flip % real.len();
             real[at] ^= 0x5a;
             if let Ok(docs) = decode(real) {
@@ -607,7 +608,7 @@ mod tests {
 
     #[test]
     fn rows_pointing_outside_the_table_are_refused() {
-        let refused = |t: &DocsTable| decode(encode(t)).err().unwrap_or_default();
+        let refused = |t: &DocsTable| decode(encode(t).unwrap()).err().unwrap_or_default();
         let mut t = table();
         t.links[0].to_section = Some(7);
         assert!(refused(&t).contains("link row 0"), "links");
@@ -624,7 +625,7 @@ mod tests {
         t.sections[1].section.byte_end = 11;
         assert!(refused(&t).contains("unit 1 names bytes 0..11 outside its file"), "units");
         // Units out of their sections' order, written by hand.
-        let mut bytes = encode(&table());
+        let mut bytes = encode(&table()).unwrap();
         let mut first_unit = vec![2, 0, 0, 0]; // the unit count, then unit 0: section 0, whole, bytes 0..10
         first_unit.extend_from_slice(&[0; 16]);
         first_unit.extend_from_slice(&10u64.to_le_bytes());

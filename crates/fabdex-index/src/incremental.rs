@@ -170,11 +170,6 @@ pub fn plan(
     // A carried file's units are all found by key, and it has as many as
     // before; were it not so, the file is treated as edited rather than
     // trusted in part (a unit left over would stay in the search index).
-    let previous_units = |p: u32| {
-        let f = &previous.docs.files[p as usize];
-        let sections = f.first_section..f.first_section + f.section_count;
-        previous.units().iter().filter(|u| sections.contains(&u.section)).count()
-    };
     let mut unit_counts = vec![0usize; docs.files.len()];
     for unit in units {
         unit_counts[docs.sections[unit.section as usize].file as usize] += 1;
@@ -188,7 +183,7 @@ pub fn plan(
     }
     for (file, carried) in files.iter_mut().enumerate() {
         if let Some(p) = *carried
-            && previous_units(p) != unit_counts[file]
+            && previous.file_units(p).len() != unit_counts[file]
         {
             kept[p as usize] = false;
             *carried = None;
@@ -200,14 +195,7 @@ pub fn plan(
         }
     }
     let gone: Vec<u32> = (0..previous.docs.files.len() as u32).filter(|&p| !kept[p as usize]).collect();
-    let gone_units: u64 = gone
-        .iter()
-        .map(|&p| {
-            let f = &previous.docs.files[p as usize];
-            let sections = f.first_section..f.first_section + f.section_count;
-            previous.units().iter().filter(|u| sections.contains(&u.section)).count() as u64
-        })
-        .sum();
+    let gone_units: u64 = gone.iter().map(|&p| previous.file_units(p).len() as u64).sum();
     let deleted = gone_units + previous.search_deletions().map_err(|e| format!("{e:#}"))?.map_or(0, |d| d.docs());
     if deleted as f64 > DELETED_LIMIT * units.len() as f64 {
         return Err(format!(

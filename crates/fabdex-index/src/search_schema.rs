@@ -50,6 +50,29 @@ impl SearchDeletions {
     }
 }
 
+/// Whether a search index's deleted documents are those `deletions` records:
+/// each segment's number, and no segment recorded that the index lacks. The
+/// build checks an updated index before publishing it, the query layer on
+/// first use; either way BM25's live statistics depend on it.
+pub fn check_deletions(searcher: &tantivy::Searcher, deletions: Option<&SearchDeletions>) -> Result<(), String> {
+    let segments = searcher.segment_readers();
+    for segment in segments {
+        let id = segment.segment_id().uuid_string();
+        let deleted = u64::from(segment.num_deleted_docs());
+        let recorded = deletions.and_then(|d| d.segments.get(&id)).map_or(0, |d| d.docs);
+        if deleted != recorded {
+            return Err(format!(
+                "search segment {id} holds {deleted} deleted documents, the deletions table {recorded}"
+            ));
+        }
+    }
+    let unknown = deletions.into_iter().flat_map(|d| d.segments.keys());
+    if let Some(id) = unknown.into_iter().find(|id| !segments.iter().any(|s| s.segment_id().uuid_string() == **id)) {
+        return Err(format!("the deletions table names search segment {id}, which the index lacks"));
+    }
+    Ok(())
+}
+
 /// Name of the analyzer registered on every fabdex search index.
 pub const ANALYZER: &str = "fabdex";
 

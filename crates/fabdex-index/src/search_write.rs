@@ -136,16 +136,7 @@ pub fn update(
     // What the query layer checks on first use, checked before publishing.
     let reader: tantivy::IndexReader =
         index.reader_builder().reload_policy(tantivy::ReloadPolicy::Manual).try_into()?;
-    for segment in reader.searcher().segment_readers() {
-        let id = segment.segment_id().uuid_string();
-        let recorded = deletions.segments.get(&id).map_or(0, |d| d.docs);
-        if u64::from(segment.num_deleted_docs()) != recorded {
-            anyhow::bail!(
-                "search segment {id} holds {} deleted documents, the deletions recorded {recorded}",
-                segment.num_deleted_docs()
-            );
-        }
-    }
+    search_schema::check_deletions(&reader.searcher(), Some(&deletions)).map_err(anyhow::Error::msg)?;
     Ok(SearchUpdate { deletions, units_deleted, units_added })
 }
 
@@ -200,17 +191,16 @@ fn deleted_units(
     deletions: &mut SearchDeletions,
 ) -> Result<u64> {
     let text = previous.file_text(file)?;
-    let row = previous.docs.file_row(file);
-    let sections = row.first_section..row.first_section + row.section_count;
     let mut count = 0;
-    for unit in previous.units().iter().filter(|u| sections.contains(&u.section)) {
+    for unit in previous.file_units(file) {
         let segment = live_segment_of(searcher, f, &unit.address)?
             .with_context(|| format!("the previous search index has no live document for `{}`", unit.address))?;
         let deleted = deletions.segments.entry(segment).or_default();
         deleted.docs += 1;
         let u = UnitText::new(&text, &previous.docs, unit);
         for (name, field) in u.fields() {
-            *deleted.tokens.entry(name.to_string()).or_default() += token_count(&expand_identifiers(field));
+            // The tokens the index holds: the field's text expanded and analysed as indexed.
+            *deleted.tokens.entry(name.to_string()).or_default() += search_schema::terms(field).len() as u64;
         }
         count += 1;
     }
@@ -233,15 +223,4 @@ fn live_segment_of(searcher: &tantivy::Searcher, f: Fields, address: &str) -> Re
         }
     }
     Ok(None)
-}
-
-/// Tokens the index holds for one field's text: what its analyzer emits.
-fn token_count(text: &str) -> u64 {
-    let mut analyzer = search_schema::analyzer();
-    let mut stream = analyzer.token_stream(text);
-    let mut n = 0;
-    while stream.advance() {
-        n += 1;
-    }
-    n
 }

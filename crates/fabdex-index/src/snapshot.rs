@@ -282,6 +282,17 @@ impl Snapshot {
         self.units.get_or_init(|| self.docs.units())
     }
 
+    /// The search units of docs file `file`: one run of [`Snapshot::units`],
+    /// since units follow their sections and a file's sections are one run.
+    pub fn file_units(&self, file: u32) -> &[Unit] {
+        let row = &self.docs.files[file as usize];
+        let (first, end) = (row.first_section, row.first_section + row.section_count);
+        let units = self.units();
+        let start = units.partition_point(|u| u.section < first);
+        let stop = units.partition_point(|u| u.section < end);
+        &units[start..stop]
+    }
+
     /// The tantivy index, its files checked against the manifest on first use.
     pub fn search(&self) -> Result<&tantivy::Index> {
         lazy(&self.search, || open_search(&self.dir, &self.manifest)).map(|(index, _)| index)

@@ -24,27 +24,8 @@ impl LiveStatistics<'_> {
     /// Whether the deletions agree with the index: the documents it holds
     /// but does not count live are exactly those the table says were deleted.
     pub(crate) fn check(&self) -> Result<(), String> {
-        let segments = self.searcher.segment_readers();
-        for segment in segments {
-            let id = segment.segment_id().uuid_string();
-            let deleted = u64::from(segment.num_deleted_docs());
-            let recorded = self.deletions.and_then(|d| d.segments.get(&id)).map_or(0, |d| d.docs);
-            if deleted != recorded {
-                return Err(format!(
-                    "search segment {id} holds {deleted} deleted documents, the deletions table {recorded}; re-run `fabdex index --full`"
-                ));
-            }
-        }
-        let listed = self.deletions.map_or(0, |d| d.segments.len());
-        let known = self.deletions.map_or(0, |d| {
-            d.segments.keys().filter(|id| segments.iter().any(|s| s.segment_id().uuid_string() == **id)).count()
-        });
-        if known != listed {
-            return Err(
-                "the deletions table names a search segment the index lacks; re-run `fabdex index --full`".into()
-            );
-        }
-        Ok(())
+        fabdex_index::search_schema::check_deletions(self.searcher, self.deletions)
+            .map_err(|e| format!("{e}; re-run `fabdex index --full`"))
     }
 }
 
