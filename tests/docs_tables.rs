@@ -436,6 +436,48 @@ fn a_corrupted_search_index_fails_searches_and_verify_but_not_reads() {
 }
 
 #[test]
+fn a_digest_check_is_remembered_across_processes_until_the_file_changes() {
+    let ws = Workspace::with_corpus();
+    let report = ws.build();
+    let snap_dir = ws.index_dir().join("snapshots").join(&report.snapshot_id);
+    // Files changed within the racy window are hashed and not stamped.
+    let fresh = Snapshot::open(&ws.index_dir()).unwrap();
+    fresh.search().unwrap();
+    assert_eq!(fresh.digest_checks().trusted, 0);
+    drop(fresh);
+    std::thread::sleep(fabdex_index::integrity::RACY_WITHIN + std::time::Duration::from_millis(200));
+    // The first process after that hashes what it uses and stamps it ...
+    let first = Snapshot::open(&ws.index_dir()).unwrap();
+    first.search().unwrap();
+    first.semantic().unwrap();
+    let hashed = first.digest_checks().hashed;
+    assert!(hashed >= 6, "docs table, search files and three semantic tables: {hashed}");
+    assert_eq!(first.digest_checks().trusted, 0);
+    drop(first);
+    // ... and the next one trusts every stamp and hashes nothing.
+    let second = Snapshot::open(&ws.index_dir()).unwrap();
+    second.search().unwrap();
+    second.semantic().unwrap();
+    assert_eq!(second.digest_checks(), fabdex_index::CheckCounts { hashed: 0, trusted: hashed });
+    let trusted_hits = search(&ws.engine(), "wish result shape", 5);
+    drop(second);
+    // Damage of the same size, written in place: the change time moves, the
+    // stamp lapses, and the damage is found as before.
+    let model = snap_dir.join("tables/semantic-units.bin");
+    let mut bytes = fs::read(&model).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    fs::write(&model, &bytes).unwrap();
+    let err = ws.engine().search_docs(&SearchDocs { query: "wish".into(), ..Default::default() }).unwrap_err();
+    assert!(matches!(err, QueryError::Corrupt(_)) && err.to_string().contains("semantic-units.bin"), "{err}");
+    // Put right again, the file is hashed (its stamp is of the old change time) and answers as before.
+    bytes[last] ^= 1;
+    fs::write(&model, &bytes).unwrap();
+    let engine = ws.engine();
+    assert_eq!(search(&engine, "wish result shape", 5), trusted_hits);
+}
+
+#[test]
 fn a_failed_build_leaves_the_published_snapshot_usable() {
     let ws = Workspace::with_corpus();
     let first = ws.build();

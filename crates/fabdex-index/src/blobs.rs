@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
 
-use crate::snapshot::CorruptSnapshot;
+use crate::integrity::CorruptSnapshot;
 use fabdex_model::digest::{digest_bytes, digest_hex};
 
 pub struct BlobStore {

@@ -1161,6 +1161,9 @@ fn gc(layout: &IndexLayout, current: &str, keep: usize) {
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .collect();
     others.sort_by_key(|o| std::cmp::Reverse(o.0));
+    let kept = others.iter().take(keep).filter_map(|(_, p)| Some(p.file_name()?.to_string_lossy().into_owned()));
+    let live: Vec<String> = kept.chain([current.to_string()]).collect();
+    crate::integrity::prune_stamps(&layout.cache(), &live);
     for (_, path) in others.into_iter().skip(keep) {
         // Out of `snapshots/` in one rename first: a build killed while it
         // deletes leaves the half-deleted folder in staging (collected like

@@ -301,7 +301,7 @@ pub fn encode(docs: &DocsTable) -> Result<Vec<u8>, String> {
 /// to decode on first use.
 pub fn decode(bytes: impl Into<TableBytes>) -> Result<Docs, String> {
     let bytes = Arc::new(bytes.into());
-    let mut r = Reader::after_magic(&bytes, MAGIC, "docs table")?;
+    let mut r = Reader::shared(&bytes, MAGIC, "docs table")?;
     let files: Vec<DocFileRow> =
         serde_json::from_slice(r.blob("the file rows")?).map_err(|e| format!("the file rows do not decode: {e}"))?;
     let sections = r.u32("the section count")? as usize;

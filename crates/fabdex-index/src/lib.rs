@@ -28,6 +28,7 @@ pub mod config;
 pub mod docs_table;
 pub mod embeddings;
 pub mod incremental;
+pub mod integrity;
 pub mod links;
 pub mod own_text;
 pub mod passages;
@@ -46,4 +47,5 @@ pub mod walk;
 
 pub use build::{BuildOptions, IndexReport, build};
 pub use config::{Config, RootConfig};
+pub use integrity::CheckCounts;
 pub use snapshot::{CorruptSnapshot, Manifest, Snapshot, Unit, Verified, verify_published};

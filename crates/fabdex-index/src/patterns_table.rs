@@ -109,7 +109,7 @@ pub fn encode(table: &PatternsTable) -> Vec<u8> {
 /// digest): the columns checked, the rows left to decode on first use.
 pub fn decode(bytes: impl Into<TableBytes>) -> Result<Patterns, String> {
     let bytes = Arc::new(bytes.into());
-    let mut r = Reader::after_magic(&bytes, MAGIC, "patterns table")?;
+    let mut r = Reader::shared(&bytes, MAGIC, "patterns table")?;
     let files = r.u32("the source file count")? as usize;
     let file_keys = r.strings(files, "source file key")?;
     let file_rows = r.pieces(files, "source file row")?;

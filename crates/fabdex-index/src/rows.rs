@@ -20,14 +20,31 @@ pub trait Row: DeserializeOwned + Send + Sync {
 
 /// A column of strings: one text, and where each ends in it.
 pub(crate) struct Strings {
-    text: String,
+    text: Text,
     ends: Vec<u32>,
+}
+
+/// A column's text: where the table's bytes hold it (checked UTF-8 when the
+/// column was read), so that opening a table copies no column; or a copy,
+/// when the reader has no shared bytes.
+enum Text {
+    Owned(String),
+    Shared { bytes: Arc<TableBytes>, start: usize, len: usize },
 }
 
 impl Strings {
     pub(crate) fn get(&self, i: usize) -> &str {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.text[start..self.ends[i] as usize]
+        &self.text()[start..self.ends[i] as usize]
+    }
+
+    fn text(&self) -> &str {
+        match &self.text {
+            Text::Owned(text) => text,
+            // SAFETY: `Reader::strings` checked these bytes as UTF-8, and a
+            // table's bytes never change while it is held.
+            Text::Shared { bytes, start, len } => unsafe { std::str::from_utf8_unchecked(&bytes[*start..start + len]) },
+        }
     }
 }
 
@@ -44,7 +61,9 @@ pub struct Rows<T> {
     ends: Vec<u32>,
     /// Row numbers each row takes from checked columns (empty: none).
     pub(crate) refs: Vec<[u32; 2]>,
-    cells: Vec<OnceLock<T>>,
+    /// Boxed: a row is decoded on first use, and most never are, so an
+    /// empty cell should cost a pointer, not a row's worth of fresh pages.
+    cells: Vec<OnceLock<Box<T>>>,
 }
 
 impl<T: Row> Rows<T> {
@@ -79,7 +98,7 @@ impl<T: Row> Rows<T> {
         if let Some(&refs) = self.refs.get(i) {
             row.set_refs(refs);
         }
-        Ok(cell.get_or_init(|| row))
+        Ok(cell.get_or_init(|| Box::new(row)))
     }
 
     /// Every row, in order (all decoded first, in parallel).
@@ -146,16 +165,25 @@ pub(crate) fn check_ends(ends: &[u32], len: usize, what: &str) -> Result<(), Str
 pub(crate) struct Reader<'a> {
     pub(crate) bytes: &'a [u8],
     pub(crate) at: usize,
+    /// The same bytes, shared, when the caller has them so: string columns then point into them.
+    shared: Option<&'a Arc<TableBytes>>,
 }
 
 impl<'a> Reader<'a> {
     /// A reader past the table's magic, or the error naming the table and the magic it lacks.
     pub(crate) fn after_magic(bytes: &'a [u8], magic: &[u8; 8], table: &str) -> Result<Reader<'a>, String> {
-        let mut r = Reader { bytes, at: 0 };
+        let mut r = Reader { bytes, at: 0, shared: None };
         if r.take(magic.len(), "its magic")? != magic {
             let magic = String::from_utf8_lossy(magic);
             return Err(format!("not a {table} of this format (its first bytes are not `{magic}`)"));
         }
+        Ok(r)
+    }
+
+    /// A reader past the magic of the table `bytes`, whose string columns share its bytes.
+    pub(crate) fn shared(bytes: &'a Arc<TableBytes>, magic: &[u8; 8], table: &str) -> Result<Reader<'a>, String> {
+        let mut r = Reader::after_magic(bytes, magic, table)?;
+        r.shared = Some(bytes);
         Ok(r)
     }
 
@@ -222,6 +250,10 @@ impl<'a> Reader<'a> {
         if len != text.len() {
             return Err(format!("the {what} column has {} bytes after its last piece", text.len() - len));
         }
-        Ok(Strings { text: text.to_string(), ends })
+        let text = match self.shared {
+            Some(bytes) => Text::Shared { bytes: Arc::clone(bytes), start, len: text.len() },
+            None => Text::Owned(text.to_string()),
+        };
+        Ok(Strings { text, ends })
     }
 }

@@ -6,7 +6,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use fabdex_model::digest::digest_bytes;
 use fabdex_model::records::RootKind;
 
 use crate::docs_table::Docs;
@@ -20,11 +19,8 @@ use crate::blobs::BlobStore;
 use crate::search_schema::{self, SearchDeletions};
 use crate::semantic::SemanticModels;
 
-/// A snapshot failed an integrity check (digest mismatch, missing file). Query
-/// layers tell it apart from "no snapshot" by downcasting.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct CorruptSnapshot(pub String);
+pub use crate::integrity::CorruptSnapshot;
+use crate::integrity::{CheckCounts, VerifiedFiles};
 
 /// Version of the snapshot layout and tables; a reader refuses other versions.
 pub const FORMAT_VERSION: u32 = 9;
@@ -204,6 +200,8 @@ pub struct Snapshot {
     embeddings: std::sync::OnceLock<Lazy<Option<crate::embeddings::UnitEmbeddings>>>,
     program_embeddings: std::sync::OnceLock<Lazy<Option<crate::embeddings::UnitEmbeddings>>>,
     pattern_terms: std::sync::OnceLock<Lazy<crate::pattern_terms::PatternTerms>>,
+    /// The digest checks of this snapshot's files, and the stamps of earlier ones.
+    verified: VerifiedFiles,
 }
 
 /// A part opened on first use: the part, or why it could not be (kept so
@@ -226,8 +224,21 @@ impl OpenError {
     }
 }
 
-fn lazy<T>(cell: &std::sync::OnceLock<Lazy<T>>, open: impl FnOnce() -> Result<T>) -> Result<&T> {
-    cell.get_or_init(|| open().map_err(OpenError::of)).as_ref().map_err(OpenError::to_error)
+/// The part in `cell`, opened on first use; the stamps of what opening it
+/// checked are kept for later processes.
+fn lazy<'a, T>(
+    cell: &'a std::sync::OnceLock<Lazy<T>>,
+    verified: &VerifiedFiles,
+    open: impl FnOnce() -> Result<T>,
+) -> Result<&'a T> {
+    let part = cell.get_or_init(|| {
+        let opened = open().map_err(OpenError::of);
+        if opened.is_ok() {
+            verified.keep();
+        }
+        opened
+    });
+    part.as_ref().map_err(OpenError::to_error)
 }
 
 pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
@@ -249,14 +260,21 @@ impl Snapshot {
     /// tables checked against the manifest's digests. The other parts are
     /// checked when first used.
     pub fn open_dir(dir: &Path) -> Result<Snapshot> {
+        Self::open_checked(dir, VerifiedFiles::for_snapshot(dir))
+    }
+
+    fn open_checked(dir: &Path, verified: VerifiedFiles) -> Result<Snapshot> {
         let manifest: Manifest = read_json(&dir.join("manifest.json"))
             .with_context(|| format!("snapshot `{}` has no readable manifest", dir.display()))?;
         check_versions(dir, &manifest)?;
-        let docs = read_decoded(dir, &manifest, crate::docs_table::PATH, crate::docs_table::decode)?;
+        let docs = read_decoded(dir, &manifest, &verified, crate::docs_table::PATH, crate::docs_table::decode)?;
         let patterns = match manifest.tables.get(crate::patterns_table::PATH) {
             None => Patterns::empty(),
-            Some(_) => read_decoded(dir, &manifest, crate::patterns_table::PATH, crate::patterns_table::decode)?,
+            Some(_) => {
+                read_decoded(dir, &manifest, &verified, crate::patterns_table::PATH, crate::patterns_table::decode)?
+            }
         };
+        verified.keep();
         Ok(Snapshot {
             dir: dir.to_path_buf(),
             blobs: BlobStore::new(dir.join("blobs")),
@@ -269,7 +287,14 @@ impl Snapshot {
             embeddings: Default::default(),
             program_embeddings: Default::default(),
             pattern_terms: Default::default(),
+            verified,
         })
+    }
+
+    /// How this process's digest checks of the snapshot went so far: files
+    /// hashed, and files trusted by an earlier process's stamp.
+    pub fn digest_checks(&self) -> CheckCounts {
+        self.verified.counts()
     }
 
     pub fn id(&self) -> &str {
@@ -295,41 +320,50 @@ impl Snapshot {
 
     /// The tantivy index, its files checked against the manifest on first use.
     pub fn search(&self) -> Result<&tantivy::Index> {
-        lazy(&self.search, || open_search(&self.dir, &self.manifest)).map(|(index, _)| index)
+        lazy(&self.search, &self.verified, || open_search(&self.dir, &self.manifest, &self.verified))
+            .map(|(index, _)| index)
     }
 
     /// What documents incremental builds deleted from the search index
     /// still hold ([`SearchDeletions`]), checked with the index on first use;
     /// none when the index was written whole.
     pub fn search_deletions(&self) -> Result<Option<&SearchDeletions>> {
-        lazy(&self.search, || open_search(&self.dir, &self.manifest)).map(|(_, deletions)| deletions.as_ref())
+        lazy(&self.search, &self.verified, || open_search(&self.dir, &self.manifest, &self.verified))
+            .map(|(_, deletions)| deletions.as_ref())
     }
 
     /// The corpus-learned semantic models, checked on first use.
     pub fn semantic(&self) -> Result<&SemanticModels> {
-        lazy(&self.semantic, || open_semantic(&self.dir, &self.manifest, self.docs.unit_count(), self.docs.files.len()))
+        let (units, files) = (self.docs.unit_count(), self.docs.files.len());
+        lazy(&self.semantic, &self.verified, || open_semantic(&self.dir, &self.manifest, &self.verified, units, files))
     }
 
     /// Sentence embeddings of the units, when the index was built with a model.
     pub fn embeddings(&self) -> Result<Option<&crate::embeddings::UnitEmbeddings>> {
         let units = self.docs.unit_count();
-        lazy(&self.embeddings, || read_embeddings(&self.dir, &self.manifest, crate::embeddings::TABLE, units, "units"))
-            .map(Option::as_ref)
+        let table = crate::embeddings::TABLE;
+        lazy(&self.embeddings, &self.verified, || {
+            read_embeddings(&self.dir, &self.manifest, &self.verified, table, units, "units")
+        })
+        .map(Option::as_ref)
     }
 
     /// Sentence embeddings of the programs' profiles, likewise.
     pub fn program_embeddings(&self) -> Result<Option<&crate::embeddings::UnitEmbeddings>> {
         let programs = self.patterns.programs.len();
         let name = crate::embeddings::PROGRAMS_TABLE;
-        lazy(&self.program_embeddings, || read_embeddings(&self.dir, &self.manifest, name, programs, "programs"))
-            .map(Option::as_ref)
+        lazy(&self.program_embeddings, &self.verified, || {
+            read_embeddings(&self.dir, &self.manifest, &self.verified, name, programs, "programs")
+        })
+        .map(Option::as_ref)
     }
 
     /// The term table of pattern search, checked on first use.
     pub fn pattern_terms(&self) -> Result<&crate::pattern_terms::PatternTerms> {
-        lazy(&self.pattern_terms, || {
+        lazy(&self.pattern_terms, &self.verified, || {
             let name = crate::pattern_terms::PATH;
-            let table = read_decoded(&self.dir, &self.manifest, name, |b| crate::pattern_terms::decode(&b))?;
+            let table =
+                read_decoded(&self.dir, &self.manifest, &self.verified, name, |b| crate::pattern_terms::decode(&b))?;
             let programs = self.patterns.programs.len();
             if table.programs() != programs {
                 return Err(CorruptSnapshot(format!(
@@ -353,9 +387,14 @@ impl Snapshot {
         self.manifest.tables.contains_key(crate::embeddings::PROGRAMS_TABLE)
     }
 
-    /// Check every part against the manifest now: the lazily opened ones
-    /// and every file's blob. What `fabdex verify` runs.
+    /// Check every part against the manifest now, each file hashed whatever
+    /// earlier processes stamped: the tables, the search index and every
+    /// file's blob. What `fabdex verify` runs.
     pub fn verify(&self) -> Result<Verified> {
+        Snapshot::open_checked(&self.dir, VerifiedFiles::hash_always(&self.dir))?.check_every_part()
+    }
+
+    fn check_every_part(&self) -> Result<Verified> {
         let corrupt = |table: &str, e: String| {
             CorruptSnapshot(format!(
                 "snapshot is corrupted: `{}`: {e}; re-run `fabdex index`",
@@ -425,17 +464,15 @@ fn check_versions(dir: &Path, manifest: &Manifest) -> Result<()> {
 }
 
 /// The search index, each of its files checked against its digest.
-fn open_search(dir: &Path, manifest: &Manifest) -> Result<(tantivy::Index, Option<SearchDeletions>)> {
+fn open_search(
+    dir: &Path,
+    manifest: &Manifest,
+    verified: &VerifiedFiles,
+) -> Result<(tantivy::Index, Option<SearchDeletions>)> {
     for (name, digest) in &manifest.search_files {
         let path = dir.join("search").join(name);
         // Mapped, as the tables are: tantivy maps them again to search them.
-        let bytes = TableBytes::open(&path).map_err(|e| {
-            CorruptSnapshot(format!(
-                "snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`",
-                path.display()
-            ))
-        })?;
-        check_digest(&path, &bytes, Some(digest))?;
+        verified.check(&format!("search/{name}"), &path, Some(digest))?;
     }
     let search = tantivy::Index::open_in_dir(dir.join("search"))
         .with_context(|| format!("cannot open the search index of `{}`", dir.display()))?;
@@ -444,10 +481,7 @@ fn open_search(dir: &Path, manifest: &Manifest) -> Result<(tantivy::Index, Optio
         None => None,
         Some(digest) => {
             let path = dir.join(search_schema::DELETIONS_TABLE);
-            let bytes = fs::read(&path).map_err(|e| {
-                CorruptSnapshot(format!("snapshot is corrupted: cannot read `{}` ({e})", path.display()))
-            })?;
-            check_digest(&path, &bytes, Some(digest))?;
+            let bytes = verified.read(search_schema::DELETIONS_TABLE, &path, Some(digest))?;
             Some(serde_json::from_slice(&bytes).map_err(|e| {
                 CorruptSnapshot(format!("snapshot is corrupted: `{}` does not decode: {e}", path.display()))
             })?)
@@ -458,12 +492,18 @@ fn open_search(dir: &Path, manifest: &Manifest) -> Result<(tantivy::Index, Optio
 
 /// The semantic models, checked against their digests and against the
 /// `units` and `files` of the tables they must cover.
-fn open_semantic(dir: &Path, manifest: &Manifest, units: usize, files: usize) -> Result<SemanticModels> {
+fn open_semantic(
+    dir: &Path,
+    manifest: &Manifest,
+    verified: &VerifiedFiles,
+    units: usize,
+    files: usize,
+) -> Result<SemanticModels> {
     use crate::semantic::UnitPassages;
     use fabdex_semantic::Model;
     let model = |name| {
         let head_len = |prefix: &[u8]| Model::head_len(prefix).map_err(|e| e.to_string());
-        read_float_table(dir, manifest, name, Model::HEAD_PREFIX, head_len, Model::from_head_and_values)
+        read_float_table(dir, manifest, verified, name, Model::HEAD_PREFIX, head_len, Model::from_head_and_values)
     };
     // The three tables are read and hashed on threads of their own: this
     // runs inside a `OnceLock`'s initialiser, where work on the rayon pool
@@ -474,6 +514,7 @@ fn open_semantic(dir: &Path, manifest: &Manifest, units: usize, files: usize) ->
             read_float_table(
                 dir,
                 manifest,
+                verified,
                 crate::semantic::PASSAGES_TABLE,
                 UnitPassages::HEAD_PREFIX,
                 UnitPassages::head_len,
@@ -509,6 +550,7 @@ fn open_semantic(dir: &Path, manifest: &Manifest, units: usize, files: usize) ->
 fn read_embeddings(
     dir: &Path,
     manifest: &Manifest,
+    verified: &VerifiedFiles,
     name: &str,
     expected: usize,
     what: &str,
@@ -517,7 +559,7 @@ fn read_embeddings(
         return Ok(None);
     }
     let path = dir.join(name);
-    let bytes: Arc<TableBytes> = Arc::new(read_table(dir, manifest, name)?);
+    let bytes: Arc<TableBytes> = Arc::new(read_table(dir, manifest, verified, name)?);
     let table = match crate::embeddings::UnitEmbeddings::from_shared(bytes) {
         Ok(table) => table,
         Err(e) if e.is::<crate::embeddings::EarlierTable>() => bail!(
@@ -544,14 +586,10 @@ fn read_embeddings(
     Ok(Some(table))
 }
 
-/// A table's bytes, checked against the digest the manifest records for it.
-fn read_table(dir: &Path, manifest: &Manifest, name: &str) -> Result<TableBytes> {
-    let path = dir.join(name);
-    let bytes = TableBytes::open(&path).map_err(|e| {
-        CorruptSnapshot(format!("snapshot is corrupted: cannot read `{}` ({e}); re-run `fabdex index`", path.display()))
-    })?;
-    check_digest(&path, &bytes, manifest.tables.get(name))?;
-    Ok(bytes)
+/// A table's bytes, checked against the digest the manifest records for it
+/// (or trusted by the stamp of an earlier check, see [`crate::integrity`]).
+fn read_table(dir: &Path, manifest: &Manifest, verified: &VerifiedFiles, name: &str) -> Result<TableBytes> {
+    verified.read(name, &dir.join(name), manifest.tables.get(name))
 }
 
 /// A binary table, read, checked against its digest and decoded; a decoding
@@ -559,10 +597,11 @@ fn read_table(dir: &Path, manifest: &Manifest, name: &str) -> Result<TableBytes>
 fn read_decoded<T, E: std::fmt::Display>(
     dir: &Path,
     manifest: &Manifest,
+    verified: &VerifiedFiles,
     name: &str,
     decode: impl FnOnce(TableBytes) -> std::result::Result<T, E>,
 ) -> Result<T> {
-    let bytes = read_table(dir, manifest, name)?;
+    let bytes = read_table(dir, manifest, verified, name)?;
     decode(bytes).map_err(|e| {
         CorruptSnapshot(format!("snapshot is corrupted: `{}`: {e}; re-run `fabdex index`", dir.join(name).display()))
             .into()
@@ -578,6 +617,7 @@ fn read_decoded<T, E: std::fmt::Display>(
 fn read_float_table<T, E: std::fmt::Display>(
     dir: &Path,
     manifest: &Manifest,
+    verified: &VerifiedFiles,
     name: &str,
     head_prefix: usize,
     head_len: impl Fn(&[u8]) -> std::result::Result<usize, String>,
@@ -587,7 +627,7 @@ fn read_float_table<T, E: std::fmt::Display>(
     let corrupt = |what: String| -> anyhow::Error {
         CorruptSnapshot(format!("snapshot is corrupted: `{}`: {what}; re-run `fabdex index`", path.display())).into()
     };
-    let bytes = read_table(dir, manifest, name)?;
+    let bytes = read_table(dir, manifest, verified, name)?;
     let size = bytes.len();
     let head_size = head_len(&bytes[..head_prefix.min(size)]).map_err(corrupt)?;
     if head_size > size || !(size - head_size).is_multiple_of(4) {
@@ -598,23 +638,4 @@ fn read_float_table<T, E: std::fmt::Display>(
     let bytes: Arc<TableBytes> = Arc::new(bytes);
     let floats = Floats::from_table(Arc::clone(&bytes) as fabdex_semantic::SharedBytes, head_size).map_err(corrupt)?;
     decode(&bytes[..head_size], floats).map_err(|e| corrupt(e.to_string()))
-}
-
-pub(crate) fn check_digest(path: &Path, bytes: &[u8], expected: Option<&String>) -> Result<()> {
-    check_digest_of(path, &digest_bytes(bytes), expected)
-}
-
-fn check_digest_of(path: &Path, actual: &str, expected: Option<&String>) -> Result<()> {
-    match expected {
-        Some(e) if *e == actual => Ok(()),
-        Some(e) => Err(CorruptSnapshot(format!(
-            "snapshot is corrupted: `{}` has digest {actual} but the manifest records {e}; re-run `fabdex index`",
-            path.display()
-        ))
-        .into()),
-        None => {
-            Err(CorruptSnapshot(format!("snapshot is corrupted: `{}` is not listed in the manifest", path.display()))
-                .into())
-        }
-    }
 }
