@@ -141,7 +141,7 @@ impl UnitEmbeddings {
     }
 
     /// The vectors of `unit`'s passages, one after another.
-    pub fn vectors(&self, unit: usize) -> &[f32] {
+    pub fn vectors(&self, unit: usize) -> std::borrow::Cow<'_, [f32]> {
         self.passages.vectors(unit)
     }
 
@@ -456,7 +456,7 @@ pub fn compute(
             (Some(p), _) => {
                 let previous = carried.expect("a carried unit has a previous table").previous;
                 counts.push(previous.passages(p as usize) as u32);
-                vectors.extend_from_slice(previous.vectors(p as usize));
+                vectors.extend_from_slice(&previous.vectors(p as usize));
             }
             (None, _) => {
                 let n = new_counts[next_new] as usize;
@@ -565,7 +565,7 @@ mod tests {
         let table = UnitEmbeddings::new(header, vec![1, 2], vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8]);
         let back = UnitEmbeddings::from_bytes(&table.to_bytes()).unwrap();
         assert_eq!((back.passages(0), back.passages(1)), (1, 2));
-        assert_eq!(back.vectors(1), &[0.0, 1.0, 0.6, 0.8]);
+        assert_eq!(&*back.vectors(1), &[0.0, 1.0, 0.6, 0.8]);
         assert_eq!(back.similarities(&[0.0, 1.0]), vec![0.0, 1.0], "a unit scores its best passage");
         // The vectors start at a multiple of 4 bytes, and a shared table reads the same.
         let bytes = table.to_bytes();

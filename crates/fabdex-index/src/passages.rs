@@ -3,8 +3,18 @@
 //! embeddings (`embeddings.rs`) and the latent model's passages of long units
 //! (`semantic.rs`) are both tables of this shape; their files differ in
 //! header and checks, and share the counts-then-vectors body written here.
+//!
+//! The sentence embeddings keep `f32` values. The latent passages keep
+//! `f16` ([`Halves`]): a search reads every passage vector, and on labs
+//! those were 12 MB of a `search docs` process's 42 MB; in half precision
+//! every dev and corpus question ranks exactly as before
+//! (docs/performance.md).
 
-use fabdex_semantic::Floats;
+use std::borrow::Cow;
+
+use fabdex_semantic::{Floats, SharedBytes};
+use half::f16;
+use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
 /// Every unit's passage vectors, in unit order.
@@ -13,7 +23,81 @@ pub struct PassageVectors {
     dim: usize,
     /// Unit `u`'s passages are `starts[u]..starts[u + 1]`; `units + 1` entries.
     starts: Vec<usize>,
-    vectors: Floats,
+    vectors: Values,
+}
+
+/// The vectors' values, in the precision their table stores.
+#[derive(Debug, Clone, PartialEq)]
+enum Values {
+    F32(Floats),
+    F16(Halves),
+}
+
+impl Default for Values {
+    fn default() -> Values {
+        Values::F32(Floats::default())
+    }
+}
+
+/// A run of `f16` values: owned, or used where a mapped table holds them
+/// (aligned, on a little-endian machine), as [`Floats`] are.
+#[derive(Clone)]
+pub enum Halves {
+    Owned(Vec<f16>),
+    Shared { bytes: SharedBytes, start: usize, len: usize },
+}
+
+impl Halves {
+    /// `f32` values rounded to the nearest `f16`.
+    pub fn rounded(values: &[f32]) -> Halves {
+        let mut halves = vec![f16::ZERO; values.len()];
+        halves.convert_from_f32_slice(values);
+        Halves::Owned(halves)
+    }
+
+    /// The little-endian values of `bytes[start..]`: borrowed in place when
+    /// they can be, copied otherwise. Their byte length must be even.
+    pub fn from_table(bytes: SharedBytes, start: usize) -> Result<Halves, String> {
+        let all = (*bytes).as_ref();
+        let tail = all.get(start..).ok_or_else(|| format!("its values would start at byte {start}, past its end"))?;
+        if !tail.len().is_multiple_of(2) {
+            return Err(format!("it holds {} bytes of values, not a whole number of them", tail.len()));
+        }
+        let len = tail.len() / 2;
+        if cfg!(target_endian = "little") && (tail.as_ptr() as usize).is_multiple_of(std::mem::align_of::<f16>()) {
+            return Ok(Halves::Shared { bytes, start, len });
+        }
+        Ok(Halves::Owned(tail.chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]])).collect()))
+    }
+}
+
+impl std::ops::Deref for Halves {
+    type Target = [f16];
+    fn deref(&self) -> &[f16] {
+        match self {
+            Halves::Owned(values) => values,
+            Halves::Shared { bytes, start, len } => {
+                let tail = &(**bytes).as_ref()[*start..start + len * 2];
+                // SAFETY: `f16` is a `u16` (`repr(transparent)`), every bit
+                // pattern is a value, and `from_table` checked that these
+                // bytes are aligned for it and that the machine is
+                // little-endian, as the table is; the bytes outlive `self`.
+                unsafe { std::slice::from_raw_parts(tail.as_ptr().cast::<f16>(), *len) }
+            }
+        }
+    }
+}
+
+impl PartialEq for Halves {
+    fn eq(&self, other: &Halves) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for Halves {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Halves({} values)", self.len())
+    }
 }
 
 impl PassageVectors {
@@ -25,7 +109,13 @@ impl PassageVectors {
         for &c in counts {
             starts.push(starts.last().expect("not empty") + c as usize);
         }
-        PassageVectors { dim, starts, vectors: vectors.into() }
+        PassageVectors { dim, starts, vectors: Values::F32(vectors.into()) }
+    }
+
+    /// Likewise, with the values in half precision.
+    pub fn from_counts_f16(dim: usize, counts: &[u32], vectors: Halves) -> PassageVectors {
+        let PassageVectors { starts, .. } = PassageVectors::from_counts(dim, counts, Vec::new());
+        PassageVectors { dim, starts, vectors: Values::F16(vectors) }
     }
 
     pub fn dim(&self) -> usize {
@@ -51,9 +141,14 @@ impl PassageVectors {
         self.starts[unit + 1] - self.starts[unit]
     }
 
-    /// The vectors of `unit`'s passages, one after another.
-    pub fn vectors(&self, unit: usize) -> &[f32] {
-        &self.vectors[self.starts[unit] * self.dim..self.starts[unit + 1] * self.dim]
+    /// The vectors of `unit`'s passages, one after another (widened to
+    /// `f32` when the table keeps halves).
+    pub fn vectors(&self, unit: usize) -> Cow<'_, [f32]> {
+        let range = self.starts[unit] * self.dim..self.starts[unit + 1] * self.dim;
+        match &self.vectors {
+            Values::F32(values) => Cow::Borrowed(&values[range]),
+            Values::F16(values) => Cow::Owned(values[range].to_f32_vec()),
+        }
     }
 
     /// Each unit's best cosine of `query` (a unit vector of the same model)
@@ -73,15 +168,27 @@ impl PassageVectors {
         if k == 0 {
             return Vec::new();
         }
-        let vectors: &[f32] = &self.vectors;
         let mut best = vec![f32::NEG_INFINITY; self.units() * k];
-        best.par_chunks_mut(k).with_min_len(256).enumerate().for_each(|(u, best)| {
-            for v in vectors[self.starts[u] * self.dim..self.starts[u + 1] * self.dim].chunks_exact(self.dim.max(1)) {
-                for (b, q) in best.iter_mut().zip(queries) {
-                    *b = b.max(fabdex_embed::cosine(v, q));
+        let dim = self.dim.max(1);
+        let chunks = best.par_chunks_mut(k).with_min_len(256).enumerate();
+        match &self.vectors {
+            Values::F32(values) => chunks.for_each(|(u, best)| {
+                for v in values[self.starts[u] * self.dim..self.starts[u + 1] * self.dim].chunks_exact(dim) {
+                    raise_to_cosines(best, v, queries);
                 }
-            }
-        });
+            }),
+            // Each half-precision vector is widened once (F16C where the CPU
+            // has it) into a buffer of the worker's, then scored as above.
+            Values::F16(values) => chunks.for_each_init(
+                || vec![0f32; self.dim],
+                |wide, (u, best)| {
+                    for v in values[self.starts[u] * self.dim..self.starts[u + 1] * self.dim].chunks_exact(dim) {
+                        v.convert_to_f32_slice(wide);
+                        raise_to_cosines(best, wide, queries);
+                    }
+                },
+            ),
+        }
         (0..k).map(|q| best.iter().skip(q).step_by(k).copied().collect()).collect()
     }
 
@@ -99,12 +206,29 @@ impl PassageVectors {
         }
     }
 
-    /// Appends the vectors as LE f32.
+    /// Appends the vectors as LE f32, or LE f16 when the table keeps halves.
     pub fn write_vectors(&self, out: &mut Vec<u8>) {
-        out.reserve(self.vectors.len() * 4);
-        for x in self.vectors.iter() {
-            out.extend_from_slice(&x.to_le_bytes());
+        match &self.vectors {
+            Values::F32(values) => {
+                out.reserve(values.len() * 4);
+                for x in values.iter() {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+            Values::F16(values) => {
+                out.reserve(values.len() * 2);
+                for x in values.iter() {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            }
         }
+    }
+}
+
+/// Each query's best cosine so far, raised by passage vector `v`'s.
+fn raise_to_cosines(best: &mut [f32], v: &[f32], queries: &[&[f32]]) {
+    for (b, q) in best.iter_mut().zip(queries) {
+        *b = b.max(fabdex_embed::cosine(v, q));
     }
 }
 

@@ -6,10 +6,10 @@
 
 use std::collections::HashMap;
 
-use fabdex_semantic::{FitOptions, Floats, Model};
+use fabdex_semantic::{FitOptions, Model};
 use rayon::prelude::*;
 
-use crate::passages::PassageVectors;
+use crate::passages::{Halves, PassageVectors};
 use crate::search_schema::{self, UnitText};
 
 /// How many times each field's terms count in a unit's bag: a heading and the
@@ -54,7 +54,7 @@ pub struct SemanticModels {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct UnitPassages(PassageVectors);
 
-const PASSAGES_MAGIC: &[u8] = b"FDXLSAP1\n";
+const PASSAGES_MAGIC: &[u8] = b"FDXLSAP2\n";
 
 impl UnitPassages {
     /// Embed the passages of every unit with `model`.
@@ -62,7 +62,14 @@ impl UnitPassages {
         let per_unit: Vec<Vec<Vec<f32>>> = unit_texts.par_iter().map(|t| unit_passages(model, t)).collect();
         let counts: Vec<u32> = per_unit.iter().map(|p| p.len() as u32).collect();
         let vectors: Vec<f32> = per_unit.into_iter().flatten().flatten().collect();
-        UnitPassages(PassageVectors::from_counts(model.dim(), &counts, vectors))
+        UnitPassages::rounded(model.dim(), &counts, &vectors)
+    }
+
+    /// From each unit's passage count and the `f32` vectors of all
+    /// passages, kept in half precision (as the table stores them, so that
+    /// a built table and a read one are the same values).
+    fn rounded(dim: usize, counts: &[u32], vectors: &[f32]) -> UnitPassages {
+        UnitPassages(PassageVectors::from_counts_f16(dim, counts, Halves::rounded(vectors)))
     }
 
     /// Units covered (with or without passages).
@@ -93,13 +100,14 @@ impl UnitPassages {
         }
     }
 
-    /// Magic, then dimensions and units as LE u32, each unit's passage count as LE u32, then the vectors as LE f32.
+    /// Magic, then dimensions and units as LE u32, each unit's passage count
+    /// as LE u32, zeros to a multiple of 4 bytes, then the vectors as LE f16.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = PASSAGES_MAGIC.to_vec();
         out.extend_from_slice(&(self.dim() as u32).to_le_bytes());
         out.extend_from_slice(&(self.units() as u32).to_le_bytes());
         self.0.write_counts(&mut out);
-        // Zeros up to a multiple of 4 bytes, so that a mapped table's vectors are used in place.
+        // Zeros up to a multiple of 4 bytes, so that a mapped table's vectors are aligned and used in place.
         out.resize(out.len().next_multiple_of(4), 0);
         self.0.write_vectors(&mut out);
         out
@@ -112,11 +120,8 @@ impl UnitPassages {
             let units = (head - PASSAGES_MAGIC.len() - 8) / 4; // the padding is under 4 bytes
             return Err(format!("it ends before the passage counts of its {units} units"));
         }
-        let floats = &bytes[head..];
-        if !floats.len().is_multiple_of(4) {
-            return Err(format!("it holds {} bytes of vectors, not a whole number of values", floats.len()));
-        }
-        UnitPassages::from_head_and_values(&bytes[..head], crate::passages::f32s(floats).into())
+        let values = Halves::from_table(std::sync::Arc::new(bytes.to_vec()) as fabdex_semantic::SharedBytes, head)?;
+        UnitPassages::from_head_and_values(&bytes[..head], values)
     }
 
     /// Bytes that [`UnitPassages::head_len`] needs.
@@ -135,8 +140,8 @@ impl UnitPassages {
     }
 
     /// The passages from the stored form's head (its first
-    /// [`UnitPassages::head_len`] bytes) and its vectors, already read as `f32`s.
-    pub fn from_head_and_values(head: &[u8], values: Floats) -> Result<UnitPassages, String> {
+    /// [`UnitPassages::head_len`] bytes) and its vectors' half-precision values.
+    pub fn from_head_and_values(head: &[u8], values: Halves) -> Result<UnitPassages, String> {
         if UnitPassages::head_len(head)? != head.len() {
             return Err("its passage counts are not where its unit count says".into());
         }
@@ -145,15 +150,15 @@ impl UnitPassages {
         let (dim, units) = (word(0) as usize, word(1) as usize);
         let counts: Vec<u32> = (0..units).map(|u| word(2 + u)).collect();
         let total = counts.iter().try_fold(0u32, |sum, &c| sum.checked_add(c)).ok_or("its passage counts overflow")?;
-        let expected = (total as usize).checked_mul(dim).filter(|n| n.checked_mul(4).is_some());
+        let expected = (total as usize).checked_mul(dim).filter(|n| n.checked_mul(2).is_some());
         if expected != Some(values.len()) {
             let wanted = expected.map_or_else(|| "more than memory holds".to_string(), |n| n.to_string());
             return Err(format!(
                 "it holds {} bytes of vectors, but its counts call for {wanted} values",
-                values.len() * 4
+                values.len() * 2
             ));
         }
-        Ok(UnitPassages(PassageVectors::from_counts(dim, &counts, values)))
+        Ok(UnitPassages(PassageVectors::from_counts_f16(dim, &counts, values)))
     }
 }
 
@@ -300,7 +305,7 @@ pub fn fold(previous: &SemanticModels, carried: &Carried<'_>, texts: &[Option<Un
             (Some(p), _) => {
                 unit_vectors.extend_from_slice(units_model.vector(p as usize));
                 counts.push(previous.passages.0.passages(p as usize) as u32);
-                passage_vectors.extend_from_slice(previous.passages.0.vectors(p as usize));
+                passage_vectors.extend_from_slice(&previous.passages.0.vectors(p as usize));
             }
             (None, Some((vector, passages))) => {
                 unit_vectors.extend(vector);
@@ -313,7 +318,7 @@ pub fn fold(previous: &SemanticModels, carried: &Carried<'_>, texts: &[Option<Un
     SemanticModels {
         units: units_model.with_documents(carried.units.len(), unit_vectors),
         files: files_model.with_documents(carried.files.len(), file_vectors),
-        passages: UnitPassages(PassageVectors::from_counts(dim, &counts, passage_vectors)),
+        passages: UnitPassages::rounded(dim, &counts, &passage_vectors),
     }
 }
 
@@ -390,6 +395,9 @@ mod tests {
         assert_eq!(UnitPassages::from_bytes(&bytes).unwrap(), passages);
         let head = UnitPassages::head_len(&bytes).unwrap();
         assert!(head.is_multiple_of(4) && head >= PASSAGES_MAGIC.len() + 8 + 4 * passages.units(), "{head}");
+        // Two bytes per value: the vectors are kept in half precision.
+        assert!(!passages.is_empty());
+        assert_eq!(bytes.len(), head + passages.len() * passages.dim() * 2);
         let cut = UnitPassages::from_bytes(&bytes[..bytes.len() - 4]).unwrap_err();
         assert!(cut.contains("bytes of vectors"), "{cut}");
         assert!(UnitPassages::from_bytes(b"not a table").unwrap_err().contains("magic"));
@@ -404,7 +412,7 @@ mod tests {
         };
         let huge = UnitPassages::from_bytes(&table(&[0, u32::MAX])).unwrap_err();
         assert!(huge.contains("passage counts of its 4294967295 units"), "{huge}");
-        let overflow = UnitPassages::from_bytes(&table(&[1 << 31, 1, 1 << 31])).unwrap_err();
+        let overflow = UnitPassages::from_bytes(&table(&[u32::MAX, 1, u32::MAX])).unwrap_err();
         assert!(overflow.contains("call for more than memory holds"), "{overflow}");
     }
 }

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use fabdex_model::records::RootKind;
 
 use crate::docs_table::Docs;
+use crate::passages::Halves;
 use crate::patterns_table::Patterns;
 use crate::table_bytes::TableBytes;
 use fabdex_semantic::Floats;
@@ -23,7 +24,7 @@ pub use crate::integrity::CorruptSnapshot;
 use crate::integrity::{CheckCounts, VerifiedFiles};
 
 /// Version of the snapshot layout and tables; a reader refuses other versions.
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 
 /// Version of the search-index fields and analysis; part of the snapshot id,
 /// and a reader refuses a snapshot built with another.
@@ -511,7 +512,7 @@ fn open_semantic(
     let (units_model, files_model, passages) = std::thread::scope(|scope| {
         let files = scope.spawn(|| model(crate::semantic::FILES_TABLE));
         let passages = scope.spawn(|| {
-            read_float_table(
+            read_half_table(
                 dir,
                 manifest,
                 verified,
@@ -608,12 +609,11 @@ fn read_decoded<T, E: std::fmt::Display>(
     })
 }
 
-/// A table whose tail is little-endian `f32`s (the semantic models and the
-/// passage vectors): mapped and checked against its digest like any table,
-/// then its values are used where the mapping holds them ([`Floats`]), so
-/// that labs' 26 MB of them are neither copied nor given fresh pages. A
-/// table whose values are not aligned (or a machine that is not
-/// little-endian) gets a copy.
+/// A table whose tail is little-endian `f32`s (the semantic models):
+/// mapped and checked against its digest like any table, then its values
+/// are used where the mapping holds them ([`Floats`]), so that labs' 14 MB
+/// of them are neither copied nor given fresh pages. A table whose values
+/// are not aligned (or a machine that is not little-endian) gets a copy.
 fn read_float_table<T, E: std::fmt::Display>(
     dir: &Path,
     manifest: &Manifest,
@@ -623,19 +623,57 @@ fn read_float_table<T, E: std::fmt::Display>(
     head_len: impl Fn(&[u8]) -> std::result::Result<usize, String>,
     decode: impl FnOnce(&[u8], Floats) -> std::result::Result<T, E>,
 ) -> Result<T> {
-    let path = dir.join(name);
-    let corrupt = |what: String| -> anyhow::Error {
-        CorruptSnapshot(format!("snapshot is corrupted: `{}`: {what}; re-run `fabdex index`", path.display())).into()
-    };
-    let bytes = read_table(dir, manifest, verified, name)?;
-    let size = bytes.len();
-    let head_size = head_len(&bytes[..head_prefix.min(size)]).map_err(corrupt)?;
-    if head_size > size || !(size - head_size).is_multiple_of(4) {
-        return Err(corrupt(format!(
-            "its header calls for {head_size} bytes and whole values, but it is {size} bytes"
-        )));
+    let table = ValueTable { dir, manifest, verified, name, head_prefix, value_size: 4 };
+    table.read(head_len, Floats::from_table, decode)
+}
+
+/// The latent passages' table, whose tail is little-endian `f16`s, read as
+/// [`read_float_table`] reads `f32`s.
+fn read_half_table<T, E: std::fmt::Display>(
+    dir: &Path,
+    manifest: &Manifest,
+    verified: &VerifiedFiles,
+    name: &str,
+    head_prefix: usize,
+    head_len: impl Fn(&[u8]) -> std::result::Result<usize, String>,
+    decode: impl FnOnce(&[u8], Halves) -> std::result::Result<T, E>,
+) -> Result<T> {
+    let table = ValueTable { dir, manifest, verified, name, head_prefix, value_size: 2 };
+    table.read(head_len, Halves::from_table, decode)
+}
+
+/// A table of a header and then values of `value_size` bytes each.
+struct ValueTable<'a> {
+    dir: &'a Path,
+    manifest: &'a Manifest,
+    verified: &'a VerifiedFiles,
+    name: &'a str,
+    head_prefix: usize,
+    value_size: usize,
+}
+
+impl ValueTable<'_> {
+    fn read<V, T, E: std::fmt::Display>(
+        &self,
+        head_len: impl Fn(&[u8]) -> std::result::Result<usize, String>,
+        values: impl FnOnce(fabdex_semantic::SharedBytes, usize) -> std::result::Result<V, String>,
+        decode: impl FnOnce(&[u8], V) -> std::result::Result<T, E>,
+    ) -> Result<T> {
+        let path = self.dir.join(self.name);
+        let corrupt = |what: String| -> anyhow::Error {
+            CorruptSnapshot(format!("snapshot is corrupted: `{}`: {what}; re-run `fabdex index`", path.display()))
+                .into()
+        };
+        let bytes = read_table(self.dir, self.manifest, self.verified, self.name)?;
+        let size = bytes.len();
+        let head_size = head_len(&bytes[..self.head_prefix.min(size)]).map_err(corrupt)?;
+        if head_size > size || !(size - head_size).is_multiple_of(self.value_size) {
+            return Err(corrupt(format!(
+                "its header calls for {head_size} bytes and whole values, but it is {size} bytes"
+            )));
+        }
+        let bytes: Arc<TableBytes> = Arc::new(bytes);
+        let values = values(Arc::clone(&bytes) as fabdex_semantic::SharedBytes, head_size).map_err(corrupt)?;
+        decode(&bytes[..head_size], values).map_err(|e| corrupt(e.to_string()))
     }
-    let bytes: Arc<TableBytes> = Arc::new(bytes);
-    let floats = Floats::from_table(Arc::clone(&bytes) as fabdex_semantic::SharedBytes, head_size).map_err(corrupt)?;
-    decode(&bytes[..head_size], floats).map_err(|e| corrupt(e.to_string()))
 }
