@@ -504,7 +504,15 @@ fn open_semantic(
     use fabdex_semantic::Model;
     let model = |name| {
         let head_len = |prefix: &[u8]| Model::head_len(prefix).map_err(|e| e.to_string());
-        read_float_table(dir, manifest, verified, name, Model::HEAD_PREFIX, head_len, Model::from_head_and_values)
+        // A question's projection rows are read from the file, not through the mapping (`RowFile`).
+        let decode = |head: &[u8], values| {
+            let model = Model::from_head_and_values(head, values)?;
+            Ok::<_, fabdex_semantic::DecodeError>(match fs::File::open(dir.join(name)) {
+                Ok(file) => model.with_row_file(file, head.len() as u64),
+                Err(_) => model,
+            })
+        };
+        read_float_table(dir, manifest, verified, name, Model::HEAD_PREFIX, head_len, decode)
     };
     // The three tables are read and hashed on threads of their own: this
     // runs inside a `OnceLock`'s initialiser, where work on the rayon pool
@@ -666,14 +674,30 @@ impl ValueTable<'_> {
         };
         let bytes = read_table(self.dir, self.manifest, self.verified, self.name)?;
         let size = bytes.len();
-        let head_size = head_len(&bytes[..self.head_prefix.min(size)]).map_err(corrupt)?;
+        let head_size = head_len(&head_bytes(&path, &bytes, self.head_prefix.min(size))).map_err(corrupt)?;
         if head_size > size || !(size - head_size).is_multiple_of(self.value_size) {
             return Err(corrupt(format!(
                 "its header calls for {head_size} bytes and whole values, but it is {size} bytes"
             )));
         }
+        let head = head_bytes(&path, &bytes, head_size).into_owned();
         let bytes: Arc<TableBytes> = Arc::new(bytes);
         let values = values(Arc::clone(&bytes) as fabdex_semantic::SharedBytes, head_size).map_err(corrupt)?;
-        decode(&bytes[..head_size], values).map_err(|e| corrupt(e.to_string()))
+        decode(&head, values).map_err(|e| corrupt(e.to_string()))
     }
+}
+
+/// The first `len` bytes of a table: read from the file when the table is
+/// mapped, so that reading its header does not leave the large folio of
+/// the page cache around it mapped (see `fabdex_semantic::RowFile`); the
+/// mapped bytes when the file cannot be read (they are the same bytes).
+fn head_bytes<'a>(path: &Path, bytes: &'a TableBytes, len: usize) -> std::borrow::Cow<'a, [u8]> {
+    use std::io::Read;
+    if let TableBytes::Mapped(_) = bytes {
+        let mut head = vec![0u8; len];
+        if fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() {
+            return std::borrow::Cow::Owned(head);
+        }
+    }
+    std::borrow::Cow::Borrowed(&bytes[..len])
 }

@@ -123,6 +123,55 @@ pub struct Model {
     /// (docs × dim, row-major): one run, as stored, so that a reader uses
     /// it where the mapped table holds it.
     values: Floats,
+    /// The stored table, when the values are mapped from it: a question's
+    /// few projection rows are read from it ([`RowFile`]).
+    row_file: RowFile,
+}
+
+/// The file a mapped model was read from, and where its values start in it.
+///
+/// Embedding a question reads the projection rows of its few terms. Through
+/// the mapping, each such read makes the kernel map the whole large folio of
+/// the page cache around it (Linux 6.18 maps folios of up to 2 MB whole), so
+/// a search held most of both models' projections resident (9 of labs'
+/// 14 MB) for a few kilobytes it used. Read with `pread`, they are copied
+/// and nothing else is mapped. The bytes are the same file's, already
+/// checked against its digest; a read that fails falls back to the mapping.
+#[derive(Debug, Clone, Default)]
+pub struct RowFile(Option<std::sync::Arc<(std::fs::File, u64)>>);
+
+impl PartialEq for RowFile {
+    /// Where the values are read from is not part of what a model is.
+    fn eq(&self, _: &RowFile) -> bool {
+        true
+    }
+}
+
+impl RowFile {
+    /// Projection row `row` of `dim` values into `out`, or false when it
+    /// cannot be read (or there is no file).
+    #[cfg(unix)]
+    fn read(&self, row: usize, dim: usize, out: &mut [f32]) -> bool {
+        use std::os::unix::fs::FileExt;
+        let Some(source) = &self.0 else {
+            return false;
+        };
+        let (file, start) = &**source;
+        let mut bytes = vec![0u8; dim * 4];
+        let at = start + (row * dim * 4) as u64;
+        if file.read_exact_at(&mut bytes, at).is_err() {
+            return false;
+        }
+        for (x, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+            *x = f32::from_le_bytes(b.try_into().expect("4 bytes"));
+        }
+        true
+    }
+
+    #[cfg(not(unix))]
+    fn read(&self, _row: usize, _dim: usize, _out: &mut [f32]) -> bool {
+        false
+    }
 }
 
 /// Sparse rows of a weighted matrix (compressed sparse rows).
@@ -310,7 +359,14 @@ impl Model {
 
         let (n_docs, n_terms) = (docs.len(), terms.len());
         let dim = opts.dim.min(n_docs.saturating_sub(1)).min(n_terms.saturating_sub(1));
-        let mut model = Model { dim: 0, docs: n_docs, terms: Terms::of(&terms), idf, values: Floats::default() };
+        let mut model = Model {
+            dim: 0,
+            docs: n_docs,
+            terms: Terms::of(&terms),
+            idf,
+            values: Floats::default(),
+            row_file: RowFile::default(),
+        };
         if dim == 0 {
             return model;
         }
@@ -394,9 +450,15 @@ impl Model {
         let mut entries: Vec<(u32, f64)> = counts.into_iter().collect();
         entries.sort_by_key(|(i, _)| *i);
         let mut v = vec![0f32; self.dim];
+        let mut read = vec![0f32; self.dim];
         for (i, tf) in entries {
-            let w = (sublinear(tf) * f64::from(self.idf[i as usize])) as f32;
-            for (x, p) in v.iter_mut().zip(&self.projection()[i as usize * self.dim..(i as usize + 1) * self.dim]) {
+            let i = i as usize;
+            let w = (sublinear(tf) * f64::from(self.idf[i])) as f32;
+            let row = match self.row_file.read(i, self.dim, &mut read) {
+                true => &read[..],
+                false => &self.projection()[i * self.dim..(i + 1) * self.dim],
+            };
+            for (x, p) in v.iter_mut().zip(row) {
                 *x += w * p;
             }
         }
@@ -493,7 +555,7 @@ impl Model {
                 header.dim
             )));
         }
-        Ok(Model { dim: header.dim, docs: header.docs, terms, idf, values })
+        Ok(Model { dim: header.dim, docs: header.docs, terms, idf, values, row_file: RowFile::default() })
     }
 
     /// Document `doc`'s vector (`dim` values; all zeros when it had no known term).
@@ -510,7 +572,22 @@ impl Model {
         assert_eq!(vectors.len(), docs * self.dim, "{docs} documents of {} dimensions", self.dim);
         let mut values = self.projection().to_vec();
         values.extend_from_slice(&vectors);
-        Model { dim: self.dim, docs, terms: self.terms.clone(), idf: self.idf.clone(), values: Floats::Owned(values) }
+        Model {
+            dim: self.dim,
+            docs,
+            terms: self.terms.clone(),
+            idf: self.idf.clone(),
+            values: Floats::Owned(values),
+            row_file: RowFile::default(),
+        }
+    }
+
+    /// This model, reading a question's projection rows from `file` (the
+    /// table its values are mapped from, the values starting at byte
+    /// `values_at`) instead of through the mapping; see [`RowFile`].
+    pub fn with_row_file(mut self, file: std::fs::File, values_at: u64) -> Model {
+        self.row_file = RowFile(Some(std::sync::Arc::new((file, values_at))));
+        self
     }
 
     /// terms × dim, row-major.
@@ -560,6 +637,36 @@ mod tests {
         let best_fetch = sims[4..].iter().cloned().fold(f32::MIN, f32::max);
         assert!(sims[2] > best_fetch && sims[3] > best_fetch, "{sims:?}");
         assert!(model.embed(&bag("unknown words")).is_none());
+    }
+
+    /// A model that reads a question's projection rows from its stored file
+    /// embeds exactly as one that reads them from memory; a file it cannot
+    /// read them from (here, one cut short) leaves it reading from memory.
+    #[test]
+    fn projection_rows_read_from_the_file_embed_the_same() {
+        let model = Model::fit(&corpus(), &FitOptions { dim: 3, ..FitOptions::default() });
+        let bytes = model.to_bytes();
+        let head = Model::head_len(&bytes).unwrap();
+        let dir = std::env::temp_dir().join(format!("fabdex-semantic-rows-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (whole, cut) = (dir.join("whole.bin"), dir.join("cut.bin"));
+        std::fs::write(&whole, &bytes).unwrap();
+        std::fs::write(&cut, &bytes[..head]).unwrap();
+        let loaded = |file: &std::path::Path| {
+            let values = Floats::from_table(std::sync::Arc::new(bytes.clone()), head).unwrap();
+            let model = Model::from_head_and_values(&bytes[..head], values).unwrap();
+            model.with_row_file(std::fs::File::open(file).unwrap(), head as u64)
+        };
+        let (from_file, from_cut) = (loaded(&whole), loaded(&cut));
+        let mut read = vec![0f32; 3];
+        assert!(from_file.row_file.read(1, 3, &mut read), "the rows are read from the file");
+        assert_eq!(read, model.projection()[3..6]);
+        assert!(!from_cut.row_file.read(1, 3, &mut read), "a cut file has no rows to read");
+        for query in ["hide show", "toggle checkbox visible", "fetch json url"] {
+            assert_eq!(from_file.embed(&bag(query)), model.embed(&bag(query)), "{query}");
+            assert_eq!(from_cut.embed(&bag(query)), model.embed(&bag(query)), "{query}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
