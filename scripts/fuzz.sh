@@ -20,6 +20,11 @@ if ! cargo +nightly --version >/dev/null 2>&1 || ! cargo fuzz --version >/dev/nu
   echo "skipping fuzzing: needs the nightly toolchain and cargo-fuzz"
   exit 0
 fi
+# `-O` builds with the workspace's release profile, whose fat LTO and single
+# codegen unit are for the shipped binary; each fuzz target would pay a
+# whole-program link under the sanitizer. The fuzz builds keep the release
+# optimisations without them.
+export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 fuzz=(cargo +nightly fuzz run --fuzz-dir crates/fabdex-fuzz --features libfuzzer -O)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
