@@ -4,8 +4,6 @@
 //! passages of long units. Stored as `tables/semantic-units.bin`,
 //! `tables/semantic-files.bin` and `tables/semantic-passages.bin`.
 
-use std::collections::HashMap;
-
 use fabdex_semantic::{FitOptions, Model};
 use rayon::prelude::*;
 
@@ -57,9 +55,11 @@ pub struct UnitPassages(PassageVectors);
 const PASSAGES_MAGIC: &[u8] = b"FDXLSAP2\n";
 
 impl UnitPassages {
-    /// Embed the passages of every unit with `model`.
-    pub fn build(model: &Model, unit_texts: &[UnitText]) -> UnitPassages {
-        let per_unit: Vec<Vec<Vec<f32>>> = unit_texts.par_iter().map(|t| unit_passages(model, t)).collect();
+    /// Embed the passages of every analysed unit with `model`.
+    fn build(model: &Model, analysed: &Analysed) -> UnitPassages {
+        let numbers = analysed.numbers_in(model);
+        let per_unit: Vec<Vec<Vec<f32>>> =
+            analysed.units.par_iter().map(|unit| unit_passages(model, &numbers, unit)).collect();
         let counts: Vec<u32> = per_unit.iter().map(|p| p.len() as u32).collect();
         let vectors: Vec<f32> = per_unit.into_iter().flatten().flatten().collect();
         UnitPassages::rounded(model.dim(), &counts, &vectors)
@@ -162,23 +162,145 @@ impl UnitPassages {
     }
 }
 
-/// The passage vectors of one unit (none when it is short).
-fn unit_passages(model: &Model, text: &UnitText) -> Vec<Vec<f32>> {
-    let mut head: Vec<(String, f32)> = Vec::new();
-    let mut body: Vec<String> = Vec::new();
-    for (name, field) in text.fields() {
-        match name {
-            "heading" | "defines" | "context" => {
-                let w = SEMANTIC_FIELD_WEIGHTS.iter().find(|(n, _)| *n == name).map_or(1.0, |(_, w)| *w);
-                search_schema::for_each_term(field, |t| head.push((t.to_string(), w)));
+/// Units analysed once for the semantic models: every distinct term
+/// numbered, and per unit its weighted bag and the terms its passages are cut
+/// from. Numbering each term once, instead of a `String` per term in every
+/// bag, keeps the fit's memory and time for the matrices themselves.
+struct Analysed {
+    /// Each distinct term, at its number.
+    terms: Vec<Box<str>>,
+    units: Vec<AnalysedUnit>,
+}
+
+#[derive(Debug, Default)]
+struct AnalysedUnit {
+    /// Each term once with its weighted count ([`SEMANTIC_FIELD_WEIGHTS`]), in number order.
+    bag: Vec<(u32, f32)>,
+    /// The heading's, defined names' and context's terms, weighted as in the bag, in text order.
+    head: Vec<(u32, f32)>,
+    /// The body's and code's terms in text order.
+    body: Vec<u32>,
+}
+
+impl Analysed {
+    /// Analyse units over the pool: each chunk numbers its own terms, then
+    /// one pass gives every term its number (in order of first use).
+    fn of(texts: &[&UnitText]) -> Analysed {
+        let chunks: Vec<(Vec<Box<str>>, Vec<AnalysedUnit>)> = texts
+            .par_chunks(64)
+            .map(|chunk| {
+                let mut numbering = Numbering::default();
+                let units = chunk.iter().map(|text| analyse(text, &mut numbering)).collect();
+                (numbering.into_terms(), units)
+            })
+            .collect();
+        let mut numbering = Numbering::default();
+        let mut units = Vec::with_capacity(texts.len());
+        for (terms, chunk_units) in chunks {
+            let global: Vec<u32> = terms.iter().map(|t| numbering.number(t)).collect();
+            for mut unit in chunk_units {
+                unit.bag.iter_mut().for_each(|(t, _)| *t = global[*t as usize]);
+                unit.bag.sort_unstable_by_key(|(t, _)| *t);
+                unit.head.iter_mut().for_each(|(t, _)| *t = global[*t as usize]);
+                unit.body.iter_mut().for_each(|t| *t = global[*t as usize]);
+                units.push(unit);
             }
-            "body" | "code" => search_schema::for_each_term(field, |t| body.push(t.to_string())),
-            _ => {}
+        }
+        Analysed { terms: numbering.into_terms(), units }
+    }
+
+    /// Per term number: its number in `model`'s vocabulary, or `u32::MAX`.
+    fn numbers_in(&self, model: &Model) -> Vec<u32> {
+        self.terms.par_iter().map(|t| model.term_number(t).unwrap_or(u32::MAX)).collect()
+    }
+
+    /// Each file's bag: the sum of its units' bags (in unit order), in
+    /// number order. `unit_file[i]` is the file of unit `i`; a unit
+    /// `include` refuses adds nothing.
+    fn file_bags(&self, unit_file: &[u32], files: usize, include: impl Fn(usize) -> bool) -> Vec<Vec<(u32, f32)>> {
+        let mut per_file: Vec<Vec<(u32, f32)>> = vec![Vec::new(); files];
+        for (u, unit) in self.units.iter().enumerate() {
+            if include(u) {
+                per_file[unit_file[u] as usize].extend_from_slice(&unit.bag);
+            }
+        }
+        per_file.into_par_iter().map(summed).collect()
+    }
+}
+
+/// Terms numbered in order of first use.
+#[derive(Default)]
+struct Numbering(foldhash::HashMap<Box<str>, u32>);
+
+impl Numbering {
+    fn number(&mut self, term: &str) -> u32 {
+        if let Some(&n) = self.0.get(term) {
+            return n;
+        }
+        let n = self.0.len() as u32;
+        self.0.insert(term.into(), n);
+        n
+    }
+
+    fn into_terms(self) -> Vec<Box<str>> {
+        let mut terms: Vec<Box<str>> = vec![Box::from(""); self.0.len()];
+        for (term, n) in self.0 {
+            terms[n as usize] = term;
+        }
+        terms
+    }
+}
+
+/// One unit's terms, numbered by `numbering`.
+fn analyse(text: &UnitText, numbering: &mut Numbering) -> AnalysedUnit {
+    let mut unit = AnalysedUnit::default();
+    let mut weighted: Vec<(u32, f32)> = Vec::new();
+    for (name, field) in text.fields() {
+        let weight = SEMANTIC_FIELD_WEIGHTS.iter().find(|(n, _)| *n == name).map(|(_, w)| *w);
+        let in_head = matches!(name, "heading" | "defines" | "context");
+        let in_body = matches!(name, "body" | "code");
+        if weight.is_none() && !in_body {
+            continue;
+        }
+        search_schema::for_each_term(field, |t| {
+            let n = numbering.number(t);
+            if let Some(w) = weight {
+                weighted.push((n, w));
+                if in_head {
+                    unit.head.push((n, w));
+                }
+            }
+            if in_body {
+                unit.body.push(n);
+            }
+        });
+    }
+    unit.bag = summed(weighted);
+    unit
+}
+
+/// Equal terms' counts summed in order (as `f32`), in number order.
+fn summed(mut entries: Vec<(u32, f32)>) -> Vec<(u32, f32)> {
+    entries.sort_by_key(|(t, _)| *t); // stable: equal terms keep their order
+    let mut out: Vec<(u32, f32)> = Vec::with_capacity(entries.len());
+    for (t, c) in entries {
+        match out.last_mut() {
+            Some((last, sum)) if *last == t => *sum += c,
+            _ => out.push((t, c)),
         }
     }
+    out
+}
+
+/// The passage vectors of one unit (none when it is short). `numbers` maps
+/// the unit's term numbers to `model`'s ([`Analysed::numbers_in`]).
+fn unit_passages(model: &Model, numbers: &[u32], unit: &AnalysedUnit) -> Vec<Vec<f32>> {
+    let body = &unit.body;
     if body.len() <= PASSAGE_TERMS {
         return Vec::new();
     }
+    let known = |t: u32| Some(numbers[t as usize]).filter(|&n| n != u32::MAX);
+    let head: Vec<(u32, f32)> = unit.head.iter().filter_map(|&(t, w)| Some((known(t)?, w))).collect();
     // Every window is full: the last one ends at the body's end and overlaps
     // the one before, so no passage is its heading and a few stray words
     // (which would make it all heading, and lift it for the heading's words).
@@ -187,25 +309,23 @@ fn unit_passages(model: &Model, text: &UnitText) -> Vec<Vec<f32>> {
         .map(|i| &body[(i * PASSAGE_TERMS).min(last)..][..PASSAGE_TERMS])
         .filter_map(|window| {
             let mut bag = head.clone();
-            bag.extend(window.iter().map(|t| (t.clone(), 1.0)));
-            model.embed(&bag)
+            bag.extend(window.iter().filter_map(|&t| Some((known(t)?, 1.0))));
+            model.embed_numbered(&bag)
         })
         .collect()
 }
 
+/// A bag's terms that `numbers` ([`Analysed::numbers_in`]) finds in a model, by their numbers there.
+fn in_model(bag: &[(u32, f32)], numbers: &[u32]) -> Vec<(u32, f32)> {
+    bag.iter().filter_map(|&(t, c)| Some((numbers[t as usize], c)).filter(|(n, _)| *n != u32::MAX)).collect()
+}
+
 /// The weighted term bag of one unit: each distinct term once, with its weighted count.
 pub fn unit_bag(text: &UnitText) -> Vec<(String, f32)> {
-    let mut bag: HashMap<String, f32> = HashMap::new();
-    for (name, field) in text.fields() {
-        let Some((_, w)) = SEMANTIC_FIELD_WEIGHTS.iter().find(|(n, _)| *n == name) else { continue };
-        search_schema::for_each_term(field, |t| match bag.get_mut(t) {
-            Some(count) => *count += *w,
-            None => {
-                bag.insert(t.to_string(), *w);
-            }
-        });
-    }
-    let mut bag: Vec<(String, f32)> = bag.into_iter().collect();
+    let mut numbering = Numbering::default();
+    let unit = analyse(text, &mut numbering);
+    let terms = numbering.into_terms();
+    let mut bag: Vec<(String, f32)> = unit.bag.into_iter().map(|(t, c)| (terms[t as usize].to_string(), c)).collect();
     bag.sort_by(|a, b| a.0.cmp(&b.0));
     bag
 }
@@ -217,24 +337,17 @@ pub fn query_bag(terms: &[String]) -> Vec<(String, f32)> {
 
 /// Fit both models. `unit_file[i]` is the file of unit `i`; `files` the number of files.
 pub fn fit(unit_texts: &[UnitText], unit_file: &[u32], files: usize) -> SemanticModels {
-    let bags: Vec<Vec<(String, f32)>> = unit_texts.par_iter().map(unit_bag).collect();
-    let mut file_counts: Vec<HashMap<&str, f32>> = vec![HashMap::new(); files];
-    for (bag, &f) in bags.iter().zip(unit_file) {
-        for (t, c) in bag {
-            *file_counts[f as usize].entry(t.as_str()).or_default() += *c;
-        }
-    }
-    let file_bags: Vec<Vec<(String, f32)>> = file_counts
-        .into_iter()
-        .map(|counts| {
-            let mut bag: Vec<(String, f32)> = counts.into_iter().map(|(t, c)| (t.to_string(), c)).collect();
-            bag.sort_by(|a, b| a.0.cmp(&b.0));
-            bag
-        })
-        .collect();
+    let texts: Vec<&UnitText> = unit_texts.iter().collect();
+    let analysed = Analysed::of(&texts);
+    let bags: Vec<Vec<(u32, f32)>> = analysed.units.iter().map(|u| u.bag.clone()).collect();
+    let file_bags = analysed.file_bags(unit_file, files, |_| true);
     let opts = FitOptions::default();
-    let (units, files) = rayon::join(|| Model::fit(&bags, &opts), || Model::fit(&file_bags, &opts));
-    let passages = UnitPassages::build(&units, unit_texts);
+    // One after the other: each fit runs over the pool, and its peak memory is its own.
+    let units = Model::fit_numbered(&analysed.terms, &bags, &opts);
+    drop(bags);
+    let files = Model::fit_numbered(&analysed.terms, &file_bags, &opts);
+    drop(file_bags);
+    let passages = UnitPassages::build(&units, &analysed);
     SemanticModels { units, files, passages }
 }
 
@@ -263,37 +376,37 @@ type UnitVectors = (Vec<f32>, Vec<Vec<f32>>);
 /// next fit: the drift the build reports (`SemanticFit`) bounds that.
 pub fn fold(previous: &SemanticModels, carried: &Carried<'_>, texts: &[Option<UnitText>]) -> SemanticModels {
     let (units_model, files_model) = (&previous.units, &previous.files);
-    let bags: Vec<Option<Vec<(String, f32)>>> = texts.par_iter().map(|t| t.as_ref().map(unit_bag)).collect();
+    let given: Vec<usize> = (0..texts.len()).filter(|&u| texts[u].is_some()).collect();
+    let given_texts: Vec<&UnitText> = given.iter().filter_map(|&u| texts[u].as_ref()).collect();
+    let analysed = Analysed::of(&given_texts);
+    let (unit_numbers, file_numbers) = (analysed.numbers_in(units_model), analysed.numbers_in(files_model));
     // New units' vectors and passages over the pool; carried ones are copied below.
-    let new_rows: Vec<Option<UnitVectors>> = texts
+    let new_vectors: Vec<UnitVectors> = analysed
+        .units
         .par_iter()
-        .zip(&bags)
-        .map(|(text, bag)| {
-            let (text, bag) = (text.as_ref()?, bag.as_ref()?);
-            let vector = units_model.embed(bag).unwrap_or_else(|| vec![0.0; units_model.dim()]);
-            Some((vector, unit_passages(units_model, text)))
+        .map(|unit| {
+            let bag = in_model(&unit.bag, &unit_numbers);
+            let vector = units_model.embed_numbered(&bag).unwrap_or_else(|| vec![0.0; units_model.dim()]);
+            (vector, unit_passages(units_model, &unit_numbers, unit))
         })
         .collect();
-    let mut file_bags: Vec<HashMap<&str, f32>> = vec![HashMap::new(); carried.files.len()];
-    for (u, bag) in bags.iter().enumerate() {
-        let file = carried.unit_file[u] as usize;
-        if let (None, Some(bag)) = (carried.files[file], bag) {
-            for (t, c) in bag {
-                *file_bags[file].entry(t.as_str()).or_default() += *c;
-            }
-        }
+    let mut new_rows: Vec<Option<UnitVectors>> = (0..texts.len()).map(|_| None).collect();
+    for (&u, vectors) in given.iter().zip(new_vectors) {
+        new_rows[u] = Some(vectors);
     }
+    // A file that is not carried: the sum of its given units' bags.
+    let given_file: Vec<u32> = given.iter().map(|&u| carried.unit_file[u]).collect();
+    let file_bags =
+        analysed.file_bags(&given_file, carried.files.len(), |i| carried.files[given_file[i] as usize].is_none());
     let file_vectors: Vec<f32> = carried
         .files
         .iter()
         .zip(&file_bags)
         .flat_map(|(carried, bag)| match carried {
             Some(p) => files_model.vector(*p as usize).to_vec(),
-            None => {
-                let mut bag: Vec<(String, f32)> = bag.iter().map(|(t, c)| (t.to_string(), *c)).collect();
-                bag.sort_by(|a, b| a.0.cmp(&b.0));
-                files_model.embed(&bag).unwrap_or_else(|| vec![0.0; files_model.dim()])
-            }
+            None => files_model
+                .embed_numbered(&in_model(bag, &file_numbers))
+                .unwrap_or_else(|| vec![0.0; files_model.dim()]),
         })
         .collect();
     let dim = units_model.dim();
@@ -360,6 +473,10 @@ mod tests {
         units
     }
 
+    fn analysed(units: &[UnitText]) -> Analysed {
+        Analysed::of(&units.iter().collect::<Vec<_>>())
+    }
+
     fn fitted(units: &[UnitText]) -> Model {
         let bags: Vec<_> = units.iter().map(unit_bag).collect();
         Model::fit(&bags, &FitOptions { dim: 4, ..FitOptions::default() })
@@ -369,7 +486,7 @@ mod tests {
     fn a_long_units_passage_can_outscore_the_unit() {
         let units = corpus();
         let model = fitted(&units);
-        let passages = UnitPassages::build(&model, &units);
+        let passages = UnitPassages::build(&model, &analysed(&units));
         // Only the long unit has passages: 150 filler terms and the zebra
         // paragraph's 36 make four windows of 48, the last ending at the end.
         assert_eq!(passages.units(), units.len());
@@ -390,7 +507,7 @@ mod tests {
     #[test]
     fn passages_round_trip_and_refuse_damage() {
         let units = corpus();
-        let passages = UnitPassages::build(&fitted(&units), &units);
+        let passages = UnitPassages::build(&fitted(&units), &analysed(&units));
         let bytes = passages.to_bytes();
         assert_eq!(UnitPassages::from_bytes(&bytes).unwrap(), passages);
         let head = UnitPassages::head_len(&bytes).unwrap();

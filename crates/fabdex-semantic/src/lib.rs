@@ -24,6 +24,7 @@
 
 use std::collections::HashMap;
 
+mod dense;
 mod floats;
 pub use floats::{Floats, SharedBytes};
 
@@ -78,7 +79,7 @@ struct Terms {
 }
 
 impl Terms {
-    fn of(sorted: &[String]) -> Terms {
+    fn of<'a>(sorted: impl IntoIterator<Item = &'a str>) -> Terms {
         let mut terms = Terms::default();
         for t in sorted {
             terms.text.push_str(t);
@@ -226,8 +227,6 @@ impl Rows {
     }
 }
 
-/// An orthonormal basis (rows × cols, row-major) of the columns of `m`; needs rows ≥ cols.
-/// Cholesky QR, twice (CholeskyQR2): two small Gram matrices instead of a
 /// The header after its length: the JSON, the term ends, the idf and the
 /// terms' text, each checked (ends in order and on character boundaries,
 /// terms sorted and unique, padding zeros), so a lookup cannot go wrong.
@@ -272,20 +271,6 @@ fn read_header(bytes: &[u8]) -> Result<(Header, Terms, Vec<f32>), DecodeError> {
     Ok((header, terms, idf))
 }
 
-/// Householder sweep over the tall matrix; a rank-deficient input falls back to Householder.
-fn orthonormalize(m: Vec<f64>, rows: usize, cols: usize) -> Vec<f64> {
-    let mut y = DMatrix::from_row_slice(rows, cols, &m);
-    for _ in 0..2 {
-        let gram = y.transpose() * &y;
-        let Some(inv) = gram.cholesky().and_then(|c| c.l().transpose().try_inverse()) else {
-            y = DMatrix::from_row_slice(rows, cols, &m).qr().q();
-            break;
-        };
-        y = &y * inv;
-    }
-    y.transpose().as_slice().to_vec()
-}
-
 /// splitmix64: a tiny deterministic generator for the random test directions.
 struct SplitMix(u64);
 
@@ -297,6 +282,90 @@ impl SplitMix {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^= z >> 31;
         (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
+/// A bag's distinct terms in number order, each with its counts summed
+/// (in bag order, as `f64`).
+fn merged(bag: &[(u32, f32)]) -> Vec<(u32, f64)> {
+    summed(bag.iter().copied().filter(|(_, c)| *c > 0.0).collect())
+}
+
+/// [`merged`], keeping every count.
+fn summed(mut entries: Vec<(u32, f32)>) -> Vec<(u32, f64)> {
+    entries.sort_by_key(|(t, _)| *t); // stable: equal terms keep bag order
+    let mut out: Vec<(u32, f64)> = Vec::with_capacity(entries.len());
+    for (t, c) in entries {
+        match out.last_mut() {
+            Some((last, sum)) if *last == t => *sum += f64::from(c),
+            _ => out.push((t, f64::from(c))),
+        }
+    }
+    out
+}
+
+/// The terms a fit keeps (in at least `min_df` documents) and their idf.
+struct Vocabulary {
+    /// Kept terms' numbers (into the caller's terms), in the terms' sorted order.
+    sorted: Vec<u32>,
+    /// Per caller's term number: its column in the model, or `u32::MAX` when not kept.
+    column: Vec<u32>,
+    /// Per column: smoothed idf.
+    idf: Vec<f32>,
+}
+
+impl Vocabulary {
+    fn of<T: AsRef<str>>(terms: &[T], bags: &[Vec<(u32, f64)>], min_df: u32) -> Vocabulary {
+        let mut df = vec![0u32; terms.len()];
+        for bag in bags {
+            for &(t, _) in bag {
+                df[t as usize] += 1;
+            }
+        }
+        let mut sorted: Vec<u32> = (0..terms.len() as u32).filter(|&t| df[t as usize] >= min_df.max(1)).collect();
+        sorted.sort_unstable_by(|&a, &b| terms[a as usize].as_ref().cmp(terms[b as usize].as_ref()));
+        let mut column = vec![u32::MAX; terms.len()];
+        for (c, &t) in sorted.iter().enumerate() {
+            column[t as usize] = c as u32;
+        }
+        let n = bags.len() as f64;
+        let idf = sorted.iter().map(|&t| (((1.0 + n) / (1.0 + f64::from(df[t as usize]))).ln() + 1.0) as f32).collect();
+        Vocabulary { sorted, column, idf }
+    }
+
+    /// Each bag's kept terms, weighted (sublinear tf × idf) and L2-normalised, as sparse rows.
+    fn weighted_rows(&self, bags: &[Vec<(u32, f64)>]) -> Rows {
+        let weighted: Vec<Vec<(u32, f64)>> = bags
+            .par_iter()
+            .map(|bag| {
+                let mut entries: Vec<(u32, f64)> = bag
+                    .iter()
+                    .filter_map(|&(t, tf)| {
+                        let c = self.column[t as usize];
+                        (c != u32::MAX).then(|| (c, sublinear(tf) * f64::from(self.idf[c as usize])))
+                    })
+                    .collect();
+                entries.sort_by_key(|(c, _)| *c);
+                let norm = entries.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
+                entries.iter_mut().for_each(|(_, v)| *v = if norm > 0.0 { *v / norm } else { 0.0 });
+                entries
+            })
+            .collect();
+        let nnz = weighted.iter().map(Vec::len).sum();
+        let mut rows = Rows {
+            starts: Vec::with_capacity(bags.len() + 1),
+            cols: Vec::with_capacity(nnz),
+            vals: Vec::with_capacity(nnz),
+        };
+        rows.starts.push(0);
+        for entries in weighted {
+            for (c, v) in entries {
+                rows.cols.push(c);
+                rows.vals.push(v);
+            }
+            rows.starts.push(rows.cols.len());
+        }
+        rows
     }
 }
 
@@ -319,56 +388,52 @@ impl Model {
     /// Fit a model to documents given as bags of (term, count); a term may repeat
     /// within a bag (its counts add up).
     pub fn fit(docs: &[Vec<(String, f32)>], opts: &FitOptions) -> Model {
-        // Vocabulary: terms in at least `min_df` documents, in sorted order.
-        let mut df: HashMap<&str, u32> = HashMap::new();
-        let mut bags: Vec<HashMap<&str, f64>> = Vec::with_capacity(docs.len());
-        for doc in docs {
-            let mut bag: HashMap<&str, f64> = HashMap::new();
-            for (t, c) in doc {
-                if *c > 0.0 {
-                    *bag.entry(t.as_str()).or_default() += f64::from(*c);
-                }
-            }
-            for t in bag.keys() {
-                *df.entry(t).or_default() += 1;
-            }
-            bags.push(bag);
-        }
-        let mut terms: Vec<String> =
-            df.iter().filter(|(_, n)| **n >= opts.min_df.max(1)).map(|(t, _)| t.to_string()).collect();
-        terms.sort();
-        let lookup: HashMap<String, u32> = terms.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
-        let n = docs.len() as f64;
-        let idf: Vec<f32> =
-            terms.iter().map(|t| (((1.0 + n) / (1.0 + f64::from(df[t.as_str()]))).ln() + 1.0) as f32).collect();
+        let mut numbers: HashMap<&str, u32> = HashMap::new();
+        let mut terms: Vec<&str> = Vec::new();
+        let numbered: Vec<Vec<(u32, f32)>> = docs
+            .iter()
+            .map(|doc| {
+                doc.iter()
+                    .map(|(t, c)| {
+                        let n = *numbers.entry(t.as_str()).or_insert_with(|| {
+                            terms.push(t.as_str());
+                            terms.len() as u32 - 1
+                        });
+                        (n, *c)
+                    })
+                    .collect()
+            })
+            .collect();
+        Model::fit_numbered(&terms, &numbered, opts)
+    }
 
-        let mut rows = Rows { starts: vec![0], cols: Vec::new(), vals: Vec::new() };
-        for bag in &bags {
-            let mut entries: Vec<(u32, f64)> = bag
-                .iter()
-                .filter_map(|(t, tf)| lookup.get(*t).map(|&c| (c, sublinear(*tf) * f64::from(idf[c as usize]))))
-                .collect();
-            entries.sort_by_key(|(c, _)| *c);
-            let norm = entries.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
-            for (c, v) in entries {
-                rows.cols.push(c);
-                rows.vals.push(if norm > 0.0 { v / norm } else { 0.0 });
-            }
-            rows.starts.push(rows.cols.len());
-        }
-
-        let (n_docs, n_terms) = (docs.len(), terms.len());
-        let dim = opts.dim.min(n_docs.saturating_sub(1)).min(n_terms.saturating_sub(1));
-        let mut model = Model {
+    /// [`Model::fit`] of documents whose terms are numbers into `terms`
+    /// (each term once in `terms`, in any order). A number may repeat
+    /// within a bag (its counts add up, in bag order). The model is the
+    /// same as [`Model::fit`] of the same bags spelled out.
+    pub fn fit_numbered<T: AsRef<str> + Sync>(terms: &[T], docs: &[Vec<(u32, f32)>], opts: &FitOptions) -> Model {
+        let bags: Vec<Vec<(u32, f64)>> = docs.par_iter().map(|doc| merged(doc)).collect();
+        let vocabulary = Vocabulary::of(terms, &bags, opts.min_df);
+        let rows = vocabulary.weighted_rows(&bags);
+        drop(bags);
+        let model = Model {
             dim: 0,
-            docs: n_docs,
-            terms: Terms::of(&terms),
-            idf,
+            docs: docs.len(),
+            terms: Terms::of(vocabulary.sorted.iter().map(|&i| terms[i as usize].as_ref())),
+            idf: vocabulary.idf,
             values: Floats::default(),
             row_file: RowFile::default(),
         };
+        model.with_latent_space(rows, opts)
+    }
+
+    /// The model with its latent space fitted to the weighted rows (one per document).
+    fn with_latent_space(mut self, rows: Rows, opts: &FitOptions) -> Model {
+        let n_docs = self.docs;
+        let n_terms = self.terms.len();
+        let dim = opts.dim.min(n_docs.saturating_sub(1)).min(n_terms.saturating_sub(1));
         if dim == 0 {
-            return model;
+            return self;
         }
         let l = (dim + opts.oversample).min(n_docs).min(n_terms);
 
@@ -377,42 +442,48 @@ impl Model {
         let omega: Vec<f64> = (0..n_terms * l).map(|_| rng.next_unit()).collect();
         let columns = rows.transpose(n_terms);
         let mut y = rows.times(&omega, l);
+        drop(omega);
         for _ in 0..opts.power_iterations {
-            let qy = orthonormalize(y, n_docs, l);
-            let z = orthonormalize(columns.times(&qy, l), n_terms, l);
+            dense::orthonormalize(&mut y, l);
+            let mut z = columns.times(&y, l);
+            dense::orthonormalize(&mut z, l);
             y = rows.times(&z, l);
         }
-        let q = orthonormalize(y, n_docs, l);
+        let q = &mut y;
+        dense::orthonormalize(q, l);
         // Bᵀ = Xᵀ Q (terms × l); B Bᵀ = (Bᵀ)ᵀ Bᵀ is small (l × l).
-        let bt = DMatrix::from_row_slice(n_terms, l, &columns.times(&q, l));
-        let small = bt.transpose() * &bt;
+        let bt = columns.times(q, l);
+        drop(columns);
+        let small = DMatrix::from_row_slice(l, l, &dense::gram(&bt, l));
         let eig = small.symmetric_eigen();
         let mut order: Vec<usize> = (0..l).collect();
         order.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
         let order: Vec<usize> = order.into_iter().filter(|&i| eig.eigenvalues[i] > 1e-12).take(dim).collect();
         let dim = order.len();
         if dim == 0 {
-            return model;
+            return self;
         }
-        // V's column i = Bᵀ uᵢ / σᵢ.
-        let mut projection = vec![0f32; n_terms * dim];
+        // V's column j = Bᵀ uᵢ / σᵢ, for the j-th largest σᵢ: Bᵀ times the
+        // small matrix of those uᵢ / σᵢ (l × dim).
+        let mut scaled = vec![0.0; l * dim];
         for (j, &i) in order.iter().enumerate() {
             let sigma = eig.eigenvalues[i].sqrt();
-            let v = &bt * eig.eigenvectors.column(i);
-            for t in 0..n_terms {
-                projection[t * dim + j] = (v[t] / sigma) as f32;
+            for k in 0..l {
+                scaled[k * dim + j] = eig.eigenvectors[(k, i)] / sigma;
             }
         }
+        let projection: Vec<f32> = dense::times_small(&bt, &scaled, l, dim).into_iter().map(|x| x as f32).collect();
+        drop(bt);
         let proj64: Vec<f64> = projection.iter().map(|&x| f64::from(x)).collect();
         let mut vectors: Vec<f32> = rows.times(&proj64, dim).into_iter().map(|x| x as f32).collect();
         for d in vectors.chunks_mut(dim) {
             normalize(d);
         }
-        model.dim = dim;
+        self.dim = dim;
         let mut values = projection;
         values.extend_from_slice(&vectors);
-        model.values = Floats::Owned(values);
-        model
+        self.values = Floats::Owned(values);
+        self
     }
 
     /// Latent dimensions (0: the corpus was too small or too uniform to fit).
@@ -441,14 +512,24 @@ impl Model {
         if self.dim == 0 {
             return None;
         }
-        let mut counts: HashMap<u32, f64> = HashMap::new();
-        for (t, c) in bag {
-            if let Some(i) = self.terms.find(t) {
-                *counts.entry(i).or_default() += f64::from(*c);
-            }
+        let numbered: Vec<(u32, f32)> = bag.iter().filter_map(|(t, c)| Some((self.terms.find(t)?, *c))).collect();
+        self.embed_numbered(&numbered)
+    }
+
+    /// A term's number in the vocabulary (for [`Model::embed_numbered`]).
+    pub fn term_number(&self, term: &str) -> Option<u32> {
+        self.terms.find(term)
+    }
+
+    /// [`Model::embed`] of a bag whose terms are given by their numbers in
+    /// the vocabulary ([`Model::term_number`]); the same vector as the bag
+    /// spelled out.
+    pub fn embed_numbered(&self, bag: &[(u32, f32)]) -> Option<Vec<f32>> {
+        if self.dim == 0 {
+            return None;
         }
-        let mut entries: Vec<(u32, f64)> = counts.into_iter().collect();
-        entries.sort_by_key(|(i, _)| *i);
+        let known = bag.iter().copied().filter(|(t, _)| (*t as usize) < self.terms.len()).collect();
+        let entries = summed(known);
         let mut v = vec![0f32; self.dim];
         let mut read = vec![0f32; self.dim];
         for (i, tf) in entries {
