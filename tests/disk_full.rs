@@ -134,10 +134,7 @@ fn a_build_that_fills_the_disk_fails_clearly_and_loses_nothing() {
 fn the_extraction_cache_keeps_only_current_sources() {
     let ws = Workspace::with_corpus();
     let index_dir = ws.index_dir();
-    let entries = || {
-        let dir = std::fs::read_dir(index_dir.join("cache")).unwrap();
-        dir.map(|d| std::fs::read_dir(d.unwrap().path()).unwrap().count()).sum::<usize>()
-    };
+    let entries = || fabdex_index::cache::entry_counts(&index_dir.join("cache")).iter().map(|(_, n)| n).sum::<usize>();
     assert!(index(&ws, &index_dir).status.success());
     let first = entries();
     let doc = ws.path("docs/tutorial/01-first-pattern.md");

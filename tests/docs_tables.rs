@@ -342,9 +342,12 @@ fn corruption_is_detected_by_digest_without_panics() {
     // A corrupted blob: the read fails, naming the blob, and other reads still work.
     let snap = Snapshot::open_dir(&snap_dir).unwrap();
     let wish = snap.docs.files.iter().find(|f| f.path == "common/conventions/wish.md").unwrap();
-    let blob = snap.blobs.path_of(&wish.digest).unwrap();
+    let place = snap.blobs.place(&wish.digest).unwrap().unwrap();
+    let pack = snap.blobs.path().to_path_buf();
     drop(snap);
-    fs::write(&blob, "tampered").unwrap();
+    let mut bytes = fs::read(&pack).unwrap();
+    bytes[place.offset as usize + 1] ^= 0x20;
+    fs::write(&pack, bytes).unwrap();
     let engine = ws.engine();
     let err = engine.read("doc:docs/common/conventions/wish.md#result-shape", None, None).unwrap_err();
     assert!(matches!(err, QueryError::Corrupt(_)) && err.to_string().contains("corrupted"), "{err}");

@@ -51,10 +51,9 @@ fn tables(index: &Path) -> BTreeMap<String, String> {
 
 fn blobs(index: &Path) -> Vec<String> {
     let snap = Snapshot::open(index).unwrap();
-    let mut names: Vec<String> =
-        fs::read_dir(snap.blobs.dir()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
-    names.sort();
-    names
+    let mut digests = snap.blobs.digests().unwrap();
+    digests.sort();
+    digests
 }
 
 #[test]
@@ -98,8 +97,10 @@ fn edits_additions_and_deletions_equal_a_whole_rebuild() {
     assert_eq!(inc.whole_because, None, "{inc:?}");
     assert_eq!((inc.files_edited, inc.units_deleted, inc.units_added), (0, 0, 0), "{inc:?}");
     // One cached contract per program: the edited program's old one was pruned.
-    let contracts = index.join(format!("cache/contracts-v{}", fabdex_ts::EXTRACTOR_VERSION));
-    assert_eq!(fs::read_dir(&contracts).unwrap().count() as u64, pattern_edit.counts.programs);
+    let contracts = format!("contracts-v{}", fabdex_ts::EXTRACTOR_VERSION);
+    let entries = fabdex_index::cache::entry_counts(&index.join("cache"));
+    let cached_contracts = entries.iter().find(|(name, _)| *name == contracts).map(|(_, n)| *n as u64);
+    assert_eq!(cached_contracts, Some(pattern_edit.counts.programs), "{entries:?}");
 
     // A whole rebuild of the same sources, elsewhere.
     let whole_dir = ws.path("whole");
@@ -235,10 +236,10 @@ fn a_damaged_blob_of_an_edited_file_or_too_many_deletions_make_the_build_whole()
     // texts cannot be rebuilt from it, so the index is not updated but rewritten.
     let snap = Snapshot::open(&index).unwrap();
     let file = snap.docs.files.iter().find(|f| f.path == "common/concepts/reactivity.md").unwrap();
-    let blob = snap.blobs.path_of(&file.digest).unwrap();
-    let mut bytes = fs::read(&blob).unwrap();
-    bytes[0] ^= 0x20;
-    fs::write(&blob, bytes).unwrap();
+    let place = snap.blobs.place(&file.digest).unwrap().unwrap();
+    let mut bytes = fs::read(snap.blobs.path()).unwrap();
+    bytes[place.offset as usize] ^= 0x20;
+    fs::write(snap.blobs.path(), bytes).unwrap();
     append(&ws.path("docs/common/concepts/reactivity.md"), "\nOne more sentence about settling.\n");
     let report = build(&ws.config(), &index);
     let because = report.incremental.whole_because.as_deref().unwrap_or_default();

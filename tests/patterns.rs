@@ -232,9 +232,12 @@ fn verify_checks_the_pattern_sources() {
     let snap = engine.snapshot();
     assert_eq!(verified.blobs, snap.docs.files.len() + snap.patterns.files.len());
     let source = snap.patterns.files.iter().find(|f| f.path.ends_with("mail-reader.tsx")).unwrap();
-    let blob = snap.blobs.path_of(&source.digest).unwrap();
+    let place = snap.blobs.place(&source.digest).unwrap().unwrap();
+    let pack = snap.blobs.path().to_path_buf();
     drop(engine);
-    fs::write(&blob, "tampered").unwrap();
+    let mut bytes = fs::read(&pack).unwrap();
+    bytes[(place.offset + place.len) as usize - 1] ^= 0x01;
+    fs::write(&pack, bytes).unwrap();
     let err = fabdex_index::verify_published(&ws.index_dir()).unwrap_err();
     assert!(format!("{err:#}").contains("corrupt"), "{err:#}");
 }

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::blobs::BlobStore;
-use crate::cache::{CacheDirs, LiveCache, cached};
+use crate::cache::{Cache, Caches, cached};
 use crate::config::Config;
 use crate::incremental::{Carry, IncrementalReport};
 use crate::links::Resolver;
@@ -202,15 +202,12 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     phases.insert("walk".into(), lap(&mut clock));
 
     // Read, classify and extract in parallel.
-    let caches = CacheDirs::under(&layout.cache());
-    create_dir(&caches.md)?;
-    create_dir(&caches.ts)?;
-    create_dir(&caches.contracts)?;
+    let Caches { md: md_cache, ts: ts_cache, contracts: contracts_cache } = Caches::under(&layout.cache());
     let bar = progress_bar(opts.progress, candidates.len() as u64);
     let outcomes: Vec<Outcome> = candidates
         .into_par_iter()
         .map(|c| {
-            let out = read_and_extract(c, config, max_bytes, &caches);
+            let out = read_and_extract(c, config, max_bytes, (&md_cache, &ts_cache));
             if let Some(bar) = &bar {
                 bar.inc(1);
             }
@@ -230,10 +227,11 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         }
     }
 
+    // Each cache keeps the entries of the sources read now.
+    md_cache.save(files.iter().map(|f| &f.digest));
+    ts_cache.save(ts_files.iter().map(|f| &f.digest));
+    drop((md_cache, ts_cache));
     phases.insert("read_extract".into(), lap(&mut clock));
-    let mut live_cache = LiveCache::default();
-    live_cache.add(&caches.md, files.iter().map(|f| &f.digest));
-    live_cache.add(&caches.ts, ts_files.iter().map(|f| &f.digest));
 
     // The platform's API declarations, when configured: contracts depend on them.
     let commonfabric_types = match &config.index.commonfabric_types {
@@ -271,7 +269,6 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         report.phases_ms = phases;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         gc(&layout, &id, opts.keep_snapshots);
-        live_cache.prune();
         return Ok(report);
     }
 
@@ -289,8 +286,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     let result = write_snapshot(
         &id,
         opts.full,
-        &caches,
-        &mut live_cache,
+        &contracts_cache,
         &ts_files,
         &published,
         commonfabric_types.as_deref(),
@@ -319,7 +315,6 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     report.unchanged = publish(&layout, &staging, &manifest.snapshot_id, opts.full)?;
     phases.insert("publish".into(), lap(&mut clock));
     gc(&layout, &manifest.snapshot_id, opts.keep_snapshots);
-    live_cache.prune();
     phases.insert("gc".into(), lap(&mut clock));
     report.phases_ms = phases;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
@@ -424,7 +419,8 @@ fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<()> {
     fs::rename(from, to).with_context(|| format!("cannot move `{}` to `{}`", from.display(), to.display()))
 }
 
-fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, caches: &CacheDirs) -> Outcome {
+/// `caches`: the Markdown and the TS/TSX extraction caches.
+fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, caches: (&Cache, &Cache)) -> Outcome {
     let root = &config.roots[c.root];
     let is_ts = match (c.file_type, root.kind) {
         (FileType::Markdown, _) => false,
@@ -447,12 +443,12 @@ fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, caches: &Cach
     };
     let digest = digest_bytes(text.as_bytes());
     if is_ts {
-        let ((ts, outline), from_cache) = cached(&caches.ts, &digest, || {
+        let ((ts, outline), from_cache) = cached(caches.1, &digest, || {
             (fabdex_ts::extract(&c.path, &text), fabdex_ts::outline::outline(&c.path, &text))
         });
         return Outcome::ReadTs(Box::new(TsFile { candidate: c, text, digest, ts, outline, from_cache }));
     }
-    let (extraction, from_cache) = cached(&caches.md, &digest, || fabdex_md::extract(&text));
+    let (extraction, from_cache) = cached(caches.0, &digest, || fabdex_md::extract(&text));
     Outcome::Read(Box::new(ReadFile { candidate: c, text, digest, extraction, from_cache }))
 }
 
@@ -460,8 +456,7 @@ fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, caches: &Cach
 fn write_snapshot(
     id: &str,
     full: bool,
-    caches: &CacheDirs,
-    live_cache: &mut LiveCache,
+    contracts_cache: &Cache,
     ts_files: &[TsFile],
     published: &[(usize, PublishedSet)],
     commonfabric_types: Option<&str>,
@@ -483,18 +478,12 @@ fn write_snapshot(
     create_dir(staging.join("tables"))?;
     create_dir(staging.join("search"))?;
 
-    // Blobs: hard-linked from the published snapshot when unchanged.
-    let previous = layout.current_id().map(|id| BlobStore::new(layout.snapshot(&id).join("blobs")));
-    let blobs = BlobStore::new(staging.join("blobs"));
-    // One put per distinct text, over the pool: two puts of the same blob
-    // at once could each find it missing.
+    // Blobs: one pack of every distinct text, written whole (the texts are all in memory).
     let texts: Vec<&String> =
         files.iter().map(|f| &f.text).chain(ts_files.iter().map(|f| &f.text)).chain(raw_files).collect();
-    let distinct: HashMap<blake3::Hash, &String> =
-        texts.par_iter().map(|text| (blake3::hash(text.as_bytes()), *text)).collect();
-    distinct
-        .into_par_iter()
-        .try_for_each(|(digest, text)| blobs.put_digested(text.as_bytes(), &digest, previous.as_ref()))?;
+    let hashed: Vec<(blake3::Hash, &[u8])> =
+        texts.par_iter().map(|text| (blake3::hash(text.as_bytes()), text.as_bytes())).collect();
+    BlobStore::write(&staging.join(crate::blobs::PACK), hashed)?;
 
     phases.insert("blobs".into(), lap(&mut clock));
 
@@ -507,8 +496,8 @@ fn write_snapshot(
 
     // Pattern programs: closures, ids and contracts.
     let (mut patterns, duplicates, contract_keys) =
-        crate::patterns::assemble(config, ts_files, published, commonfabric_types, Some(&caches.contracts));
-    live_cache.add(&caches.contracts, contract_keys);
+        crate::patterns::assemble(config, ts_files, published, commonfabric_types, Some(contracts_cache));
+    contracts_cache.save(contract_keys);
     phases.insert("patterns_assemble".into(), lap(&mut clock));
     // What describes each program: the Markdown about it, its own text, its tier.
     let md_texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
@@ -1144,7 +1133,7 @@ fn gc(layout: &IndexLayout, current: &str, keep: usize) {
             let _ = fs::remove_dir_all(entry.path());
         }
     }
-    let live = CacheDirs::under(&layout.cache()).live_names();
+    let live = Caches::live_names(&layout.cache());
     for entry in fs::read_dir(layout.cache()).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let versioned = ["md-v", "ts-v", "contracts-v"].iter().any(|p| name.starts_with(p));

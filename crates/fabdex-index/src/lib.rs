@@ -9,8 +9,8 @@
 //! <index>/snapshots/<id>/report.json   what the build read, skipped and could not resolve
 //! <index>/snapshots/<id>/tables/       tables (docs.rows, patterns.rows, semantic-*.bin)
 //! <index>/snapshots/<id>/search/       the tantivy index
-//! <index>/snapshots/<id>/blobs/        content-addressed (blake3) bytes of every readable file
-//! <index>/cache/                       per-file extraction results keyed by content digest
+//! <index>/snapshots/<id>/blobs.pack    content-addressed (blake3) bytes of every readable file, one pack
+//! <index>/cache/                       per-file extraction results keyed by content digest, a pack per extractor
 //! ```
 //!
 //! A build happens in `<index>/staging/` and is published by renaming the
@@ -23,7 +23,7 @@
 
 pub mod blobs;
 pub mod build;
-mod cache;
+pub mod cache;
 pub mod config;
 pub mod docs_table;
 pub mod embeddings;

@@ -2,7 +2,6 @@
 //! content identity and their contracts, assembled from the extracted files.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::path::Path;
 
 use fabdex_model::digest_text;
 use fabdex_model::records::RootKind;
@@ -150,7 +149,7 @@ fn program_files(files: &[TsFile], order: &[usize], name: impl Fn(&TsFile) -> St
 /// texts (in closure order) and of those declarations alone.
 #[derive(Clone, Copy)]
 pub(crate) struct ContractCache<'a> {
-    dir: Option<&'a Path>,
+    cache: Option<&'a crate::cache::Cache>,
     types: &'a str,
 }
 
@@ -180,8 +179,8 @@ fn contract_of<'d>(
         program_contract_with(&sources, declarations())
     };
     let key = cache.key(files, order);
-    let contract = match cache.dir {
-        Some(dir) => crate::cache::cached(dir, &key, compute).0,
+    let contract = match cache.cache {
+        Some(cache) => crate::cache::cached(cache, &key, compute).0,
         None => compute(),
     };
     (contract, key)
@@ -239,13 +238,13 @@ struct Built {
 /// Build the pattern tables: every indexed file, every program of a source
 /// tree and every published record. Returns the rows, the programs left
 /// out because an earlier one has the same pattern id, and the contract
-/// cache's keys the build used (`contracts`: the cache folder, if any).
+/// cache's keys the build used (`contracts`: the contracts cache, if any).
 pub(crate) fn assemble(
     config: &Config,
     files: &[TsFile],
     published: &[(usize, PublishedSet)],
     types: Option<&str>,
-    contracts: Option<&Path>,
+    contracts: Option<&crate::cache::Cache>,
 ) -> (PatternsTable, Vec<Skipped>, Vec<String>) {
     // The platform's declarations, parsed once per worker that needs them (a
     // parse holds swc's single-threaded source map) and shared by its
@@ -254,7 +253,7 @@ pub(crate) fn assemble(
         types.map(|text| vec![fabdex_ts::parse("commonfabric/index.ts", text)]).unwrap_or_default()
     };
     let types_digest = types.map_or_else(|| "none".to_string(), |t| blake3::hash(t.as_bytes()).to_hex().to_string());
-    let cache = ContractCache { dir: contracts, types: &types_digest };
+    let cache = ContractCache { cache: contracts, types: &types_digest };
     let mut table = PatternsTable::default();
     let mut duplicates = Vec::new();
     let index: FileIndex<'_> =

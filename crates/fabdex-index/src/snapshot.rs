@@ -24,7 +24,7 @@ pub use crate::integrity::CorruptSnapshot;
 use crate::integrity::{CheckCounts, VerifiedFiles};
 
 /// Version of the snapshot layout and tables; a reader refuses other versions.
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 
 /// Version of the search-index fields and analysis; part of the snapshot id,
 /// and a reader refuses a snapshot built with another.
@@ -278,7 +278,7 @@ impl Snapshot {
         verified.keep();
         Ok(Snapshot {
             dir: dir.to_path_buf(),
-            blobs: BlobStore::new(dir.join("blobs")),
+            blobs: BlobStore::new(dir.join(crate::blobs::PACK)),
             manifest,
             docs,
             patterns,
