@@ -1002,14 +1002,30 @@ fn search_and_semantic(
             }
         },
     };
-    let mut clock = Instant::now();
-    let unit_texts = crate::search_write::write(&search_dir, texts, docs, units)
-        .with_context(|| format!("cannot write the search index in `{}`", search_dir.display()))?;
-    let search_files = crate::search_write::digests(&search_dir, None)?;
-    phases.insert("search_index".into(), lap(&mut clock));
+    let unit_texts: Vec<UnitText> = units
+        .par_iter()
+        .map(|u| UnitText::new(texts[docs.sections[u.section as usize].file as usize], docs, u))
+        .collect();
     let unit_file: Vec<u32> = units.iter().map(|u| docs.sections[u.section as usize].file).collect();
-    let models = crate::semantic::fit(&unit_texts, &unit_file, docs.files.len());
-    phases.insert("semantic".into(), lap(&mut clock));
+    // The search index is written on its own thread (tantivy indexes on
+    // one more) while the semantic models are fitted over the pool: each
+    // alone leaves a core idle for much of its time.
+    let (written, (models, semantic_ms)) = std::thread::scope(|scope| {
+        let search = scope.spawn(|| {
+            let clock = Instant::now();
+            let written = crate::search_write::write(&search_dir, docs, units, &unit_texts);
+            (written, clock.elapsed().as_millis() as u64)
+        });
+        let clock = Instant::now();
+        let models = crate::semantic::fit(&unit_texts, &unit_file, docs.files.len());
+        let fitted = (models, clock.elapsed().as_millis() as u64);
+        (search.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), fitted)
+    });
+    let (written, search_ms) = written;
+    written.with_context(|| format!("cannot write the search index in `{}`", search_dir.display()))?;
+    let search_files = crate::search_write::digests(&search_dir, None)?;
+    phases.insert("search_index".into(), search_ms);
+    phases.insert("semantic".into(), semantic_ms);
     let report = IncrementalReport::whole(because, config.index.semantic_drift);
     let fit = SemanticFit { fitted_in: id.to_string(), fitted_units: units.len() as u64, folded_units: 0 };
     Ok(SearchAndSemantic { models, search_files, deletions: None, fit, report })

@@ -60,22 +60,19 @@ fn document(f: &Fields, docs: &impl DocRows, unit: &Unit, u: &UnitText) -> tanti
     )
 }
 
-/// Write the whole tantivy index into `dir`; returns each unit's field
-/// texts (the semantic fit reuses them). `texts[f]` is docs file `f`'s text.
-pub fn write(dir: &Path, texts: &[&str], docs: &DocsTable, units: &[Unit]) -> Result<Vec<UnitText>> {
+/// Write the whole tantivy index into `dir`: `unit_texts[i]` holds unit
+/// `i`'s field texts ([`UnitText::new`]).
+pub fn write(dir: &Path, docs: &DocsTable, units: &[Unit], unit_texts: &[UnitText]) -> Result<()> {
     let (schema, f) = search_schema::schema();
     let index = tantivy::Index::create_in_dir(dir, schema)?;
     search_schema::register(&index);
     let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 64_000_000)?;
-    let mut out = Vec::with_capacity(units.len());
-    for unit in units {
-        let u = UnitText::new(texts[docs.sections[unit.section as usize].file as usize], docs, unit);
-        writer.add_document(document(&f, docs, unit, &u))?;
-        out.push(u);
+    for (unit, u) in units.iter().zip(unit_texts) {
+        writer.add_document(document(&f, docs, unit, u))?;
     }
     writer.commit()?;
     writer.wait_merging_threads()?;
-    Ok(out)
+    Ok(())
 }
 
 /// Make `dir` the previous snapshot's index with the units of the

@@ -182,6 +182,13 @@ struct AnalysedUnit {
     body: Vec<u32>,
 }
 
+impl AsRef<[(u32, f32)]> for AnalysedUnit {
+    /// The bag.
+    fn as_ref(&self) -> &[(u32, f32)] {
+        &self.bag
+    }
+}
+
 impl Analysed {
     /// Analyse units over the pool: each chunk numbers its own terms, then
     /// one pass gives every term its number (in order of first use).
@@ -339,12 +346,10 @@ pub fn query_bag(terms: &[String]) -> Vec<(String, f32)> {
 pub fn fit(unit_texts: &[UnitText], unit_file: &[u32], files: usize) -> SemanticModels {
     let texts: Vec<&UnitText> = unit_texts.iter().collect();
     let analysed = Analysed::of(&texts);
-    let bags: Vec<Vec<(u32, f32)>> = analysed.units.iter().map(|u| u.bag.clone()).collect();
     let file_bags = analysed.file_bags(unit_file, files, |_| true);
     let opts = FitOptions::default();
     // One after the other: each fit runs over the pool, and its peak memory is its own.
-    let units = Model::fit_numbered(&analysed.terms, &bags, &opts);
-    drop(bags);
+    let units = Model::fit_numbered(&analysed.terms, &analysed.units, &opts);
     let files = Model::fit_numbered(&analysed.terms, &file_bags, &opts);
     drop(file_bags);
     let passages = UnitPassages::build(&units, &analysed);

@@ -176,23 +176,27 @@ impl RowFile {
 }
 
 /// Sparse rows of a weighted matrix (compressed sparse rows).
+///
+/// The fit's matrices are `f32`: half the memory and memory traffic of
+/// `f64`, for a model that is stored in `f32`. Sums that decide the basis
+/// (Gram matrices, products with the small matrices) are taken in `f64`.
 struct Rows {
     starts: Vec<usize>,
     cols: Vec<u32>,
-    vals: Vec<f64>,
+    vals: Vec<f32>,
 }
 
 impl Rows {
     fn len(&self) -> usize {
         self.starts.len() - 1
     }
-    fn row(&self, r: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+    fn row(&self, r: usize) -> impl Iterator<Item = (usize, f32)> + '_ {
         let (a, b) = (self.starts[r], self.starts[r + 1]);
         self.cols[a..b].iter().zip(&self.vals[a..b]).map(|(&c, &v)| (c as usize, v))
     }
     /// X · M, with M (cols × l) row-major; the result is rows × l. Rows are
     /// independent, so they are computed in parallel; each sums in a fixed order.
-    fn times(&self, m: &[f64], l: usize) -> Vec<f64> {
+    fn times(&self, m: &[f32], l: usize) -> Vec<f32> {
         let mut out = vec![0.0; self.len() * l];
         out.par_chunks_mut(l).enumerate().for_each(|(r, o)| {
             for (c, v) in self.row(r) {
@@ -215,7 +219,7 @@ impl Rows {
         let starts = counts.clone();
         let mut next = counts;
         let mut t_cols = vec![0u32; self.cols.len()];
-        let mut t_vals = vec![0f64; self.vals.len()];
+        let mut t_vals = vec![0f32; self.vals.len()];
         for r in 0..self.len() {
             for (c, v) in self.row(r) {
                 t_cols[next[c]] = r as u32;
@@ -315,10 +319,10 @@ struct Vocabulary {
 }
 
 impl Vocabulary {
-    fn of<T: AsRef<str>>(terms: &[T], bags: &[Vec<(u32, f64)>], min_df: u32) -> Vocabulary {
+    fn of<T: AsRef<str>, B: AsRef<[(u32, f32)]> + Sync>(terms: &[T], bags: &[B], min_df: u32) -> Vocabulary {
         let mut df = vec![0u32; terms.len()];
         for bag in bags {
-            for &(t, _) in bag {
+            for (t, _) in merged(bag.as_ref()) {
                 df[t as usize] += 1;
             }
         }
@@ -334,38 +338,46 @@ impl Vocabulary {
     }
 
     /// Each bag's kept terms, weighted (sublinear tf × idf) and L2-normalised, as sparse rows.
-    fn weighted_rows(&self, bags: &[Vec<(u32, f64)>]) -> Rows {
-        let weighted: Vec<Vec<(u32, f64)>> = bags
-            .par_iter()
-            .map(|bag| {
-                let mut entries: Vec<(u32, f64)> = bag
-                    .iter()
-                    .filter_map(|&(t, tf)| {
-                        let c = self.column[t as usize];
-                        (c != u32::MAX).then(|| (c, sublinear(tf) * f64::from(self.idf[c as usize])))
-                    })
-                    .collect();
-                entries.sort_by_key(|(c, _)| *c);
-                let norm = entries.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
-                entries.iter_mut().for_each(|(_, v)| *v = if norm > 0.0 { *v / norm } else { 0.0 });
-                entries
-            })
-            .collect();
-        let nnz = weighted.iter().map(Vec::len).sum();
-        let mut rows = Rows {
-            starts: Vec::with_capacity(bags.len() + 1),
-            cols: Vec::with_capacity(nnz),
-            vals: Vec::with_capacity(nnz),
+    fn weighted_rows<B: AsRef<[(u32, f32)]> + Sync>(&self, bags: &[B]) -> Rows {
+        let weighted = |bag: &B| -> Vec<(u32, f64)> {
+            let mut entries: Vec<(u32, f64)> = merged(bag.as_ref())
+                .into_iter()
+                .filter_map(|(t, tf)| {
+                    let c = self.column[t as usize];
+                    (c != u32::MAX).then(|| (c, sublinear(tf) * f64::from(self.idf[c as usize])))
+                })
+                .collect();
+            entries.sort_by_key(|(c, _)| *c);
+            let norm = entries.iter().map(|(_, v)| v * v).sum::<f64>().sqrt();
+            entries.iter_mut().for_each(|(_, v)| *v = if norm > 0.0 { *v / norm } else { 0.0 });
+            entries
         };
-        rows.starts.push(0);
-        for entries in weighted {
-            for (c, v) in entries {
-                rows.cols.push(c);
-                rows.vals.push(v);
-            }
-            rows.starts.push(rows.cols.len());
+        // Row lengths first, then each row written in place over the pool.
+        let lens: Vec<usize> = bags
+            .par_iter()
+            .map(|bag| merged(bag.as_ref()).iter().filter(|(t, _)| self.column[*t as usize] != u32::MAX).count())
+            .collect();
+        let mut starts = Vec::with_capacity(bags.len() + 1);
+        starts.push(0);
+        for len in &lens {
+            starts.push(starts.last().copied().unwrap_or(0) + len);
         }
-        rows
+        let nnz = *starts.last().expect("a start");
+        let (mut cols, mut vals) = (vec![0u32; nnz], vec![0f32; nnz]);
+        let mut slices = Vec::with_capacity(bags.len());
+        let (mut cols_rest, mut vals_rest) = (&mut cols[..], &mut vals[..]);
+        for &len in &lens {
+            let (c, cr) = cols_rest.split_at_mut(len);
+            let (v, vr) = vals_rest.split_at_mut(len);
+            slices.push((c, v));
+            (cols_rest, vals_rest) = (cr, vr);
+        }
+        slices.into_par_iter().zip(bags).for_each(|((c, v), bag)| {
+            for ((col, val), (tc, tv)) in c.iter_mut().zip(v.iter_mut()).zip(weighted(bag)) {
+                (*col, *val) = (tc, tv as f32);
+            }
+        });
+        Rows { starts, cols, vals }
     }
 }
 
@@ -411,11 +423,15 @@ impl Model {
     /// (each term once in `terms`, in any order). A number may repeat
     /// within a bag (its counts add up, in bag order). The model is the
     /// same as [`Model::fit`] of the same bags spelled out.
-    pub fn fit_numbered<T: AsRef<str> + Sync>(terms: &[T], docs: &[Vec<(u32, f32)>], opts: &FitOptions) -> Model {
-        let bags: Vec<Vec<(u32, f64)>> = docs.par_iter().map(|doc| merged(doc)).collect();
-        let vocabulary = Vocabulary::of(terms, &bags, opts.min_df);
-        let rows = vocabulary.weighted_rows(&bags);
-        drop(bags);
+    pub fn fit_numbered<T, B>(terms: &[T], docs: &[B], opts: &FitOptions) -> Model
+    where
+        T: AsRef<str> + Sync,
+        B: AsRef<[(u32, f32)]> + Sync,
+    {
+        // Each bag is merged where it is used, twice, rather than held
+        // merged: the fit's memory is its matrices.
+        let vocabulary = Vocabulary::of(terms, docs, opts.min_df);
+        let rows = vocabulary.weighted_rows(docs);
         let model = Model {
             dim: 0,
             docs: docs.len(),
@@ -439,7 +455,7 @@ impl Model {
 
         // Randomized range finder with power iterations.
         let mut rng = SplitMix(opts.seed);
-        let omega: Vec<f64> = (0..n_terms * l).map(|_| rng.next_unit()).collect();
+        let omega: Vec<f32> = (0..n_terms * l).map(|_| rng.next_unit() as f32).collect();
         let columns = rows.transpose(n_terms);
         let mut y = rows.times(&omega, l);
         drop(omega);
@@ -472,10 +488,9 @@ impl Model {
                 scaled[k * dim + j] = eig.eigenvectors[(k, i)] / sigma;
             }
         }
-        let projection: Vec<f32> = dense::times_small(&bt, &scaled, l, dim).into_iter().map(|x| x as f32).collect();
+        let projection = dense::times_small(&bt, &scaled, l, dim);
         drop(bt);
-        let proj64: Vec<f64> = projection.iter().map(|&x| f64::from(x)).collect();
-        let mut vectors: Vec<f32> = rows.times(&proj64, dim).into_iter().map(|x| x as f32).collect();
+        let mut vectors = rows.times(&projection, dim);
         for d in vectors.chunks_mut(dim) {
             normalize(d);
         }
