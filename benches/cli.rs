@@ -8,7 +8,9 @@
 //! `FABDEX_BENCH_PATTERNS=DIR` (a labs `packages/patterns` checkout) the
 //! pattern commands run too, on an index of that folder. The last rows are
 //! `fabdex index` after a one-line edit of one file (the docs hit's file;
-//! the first `.tsx` of the patterns folder), on copies indexed once before.
+//! the first `.tsx` of the patterns folder), on copies indexed once before,
+//! and (with the patterns folder) a cold index of both folders together
+//! (empty output folder and cache; at most 5 runs).
 //!
 //! A command skips the hash of a snapshot file an earlier process found
 //! whole (digest stamps, docs/snapshot-format.md), except in the first
@@ -118,6 +120,25 @@ fn reindex(bin: &Path, source: &Path, scratch: &Path, file: &str, line: &str, ru
     Row { name: format!("index after a one-line edit of `{file}`"), median: times[times.len() / 2], rss_kib: rss }
 }
 
+/// `fabdex index` of `roots` into an empty folder, with an empty cache: one
+/// warm-up (the source files in the page cache), then `runs` measured.
+fn cold_index(bin: &Path, roots: &[&Path], scratch: &Path, runs: usize) -> Row {
+    let (mut times, mut rss) = (Vec::new(), 0);
+    for run in 0..runs + 1 {
+        let out = scratch.join(format!("cold-{run}"));
+        let mut c = Command::new(bin);
+        c.args(["index", "--no-embeddings", "--out"]).arg(&out).args(roots).env("FABDEX_MODELS", out.join("no-models"));
+        let (t, r) = measure(&mut c);
+        std::fs::remove_dir_all(&out).unwrap();
+        if run >= 1 {
+            times.push(t);
+            rss = rss.max(r);
+        }
+    }
+    times.sort();
+    Row { name: "cold index of the docs and the patterns folder".into(), median: times[times.len() / 2], rss_kib: rss }
+}
+
 fn first_hit(bin: &Path, index: &Path, args: &[&str], field: &str) -> String {
     let out = Command::new(bin).arg("--index").arg(index).args(args).arg("--json").output().expect("search");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("search --json");
@@ -191,6 +212,7 @@ fn main() {
         if let Some(source) = sources.first() {
             rows.push(reindex(&bin, &patterns, scratch.path(), source, "\n// edit {run}\n", runs));
         }
+        rows.push(cold_index(&bin, &[&docs, &patterns], scratch.path(), runs.min(5)));
     } else {
         eprintln!("FABDEX_BENCH_PATTERNS is unset: the pattern commands are not measured");
     }

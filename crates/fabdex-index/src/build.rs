@@ -1007,18 +1007,22 @@ fn search_and_semantic(
         .map(|u| UnitText::new(texts[docs.sections[u.section as usize].file as usize], docs, u))
         .collect();
     let unit_file: Vec<u32> = units.iter().map(|u| docs.sections[u.section as usize].file).collect();
-    // The search index is written on its own thread (tantivy indexes on
-    // one more) while the semantic models are fitted over the pool: each
-    // alone leaves a core idle for much of its time.
+    // The semantic fit's analysis first (over the pool), so that the search
+    // index can take the texts; then the index is written on its own thread
+    // (tantivy indexes on one more) while the models are fitted over the
+    // pool: each alone leaves a core idle for much of its time.
+    let clock = Instant::now();
+    let analysed = crate::semantic::analyse(&unit_texts);
+    let analysis_ms = clock.elapsed().as_millis() as u64;
     let (written, (models, semantic_ms)) = std::thread::scope(|scope| {
         let search = scope.spawn(|| {
             let clock = Instant::now();
-            let written = crate::search_write::write(&search_dir, docs, units, &unit_texts);
+            let written = crate::search_write::write(&search_dir, docs, units, unit_texts);
             (written, clock.elapsed().as_millis() as u64)
         });
         let clock = Instant::now();
-        let models = crate::semantic::fit(&unit_texts, &unit_file, docs.files.len());
-        let fitted = (models, clock.elapsed().as_millis() as u64);
+        let models = crate::semantic::fit_analysed(&analysed, &unit_file, docs.files.len());
+        let fitted = (models, analysis_ms + clock.elapsed().as_millis() as u64);
         (search.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), fitted)
     });
     let (written, search_ms) = written;

@@ -4,7 +4,6 @@
 use fabdex_model::records::{CodeBlock, RootKind};
 
 use crate::docs_table::DocRows;
-use std::collections::HashMap;
 use tantivy::Index;
 
 use crate::Unit;
@@ -305,7 +304,7 @@ pub fn for_each_term(text: &str, mut f: impl FnMut(&str)) {
     const MAX_WORDS: usize = 200_000;
     const MAX_WORD_BYTES: usize = 64;
     thread_local! {
-        static WORD_TERMS: std::cell::RefCell<HashMap<String, Box<[String]>>> = Default::default();
+        static WORD_TERMS: std::cell::RefCell<foldhash::HashMap<String, Box<[String]>>> = Default::default();
     }
     WORD_TERMS.with_borrow_mut(|known| {
         for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {

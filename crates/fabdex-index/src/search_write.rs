@@ -60,18 +60,28 @@ fn document(f: &Fields, docs: &impl DocRows, unit: &Unit, u: &UnitText) -> tanti
     )
 }
 
-/// Write the whole tantivy index into `dir`: `unit_texts[i]` holds unit
-/// `i`'s field texts ([`UnitText::new`]).
-pub fn write(dir: &Path, docs: &DocsTable, units: &[Unit], unit_texts: &[UnitText]) -> Result<()> {
+/// Write the whole tantivy index into `dir` (an empty folder), as one
+/// segment: `unit_texts[i]` holds unit `i`'s field texts
+/// ([`UnitText::new`]), each dropped once its document is indexed.
+///
+/// tantivy's single-segment writer indexes each document in the calling
+/// thread. Its `IndexWriter` queues up to 10,000 documents for an indexing
+/// thread: the feeding thread outran it and held every document (all of
+/// labs' units, copies of their texts) until the end, and the two threads
+/// came to the same segment, byte for byte.
+pub fn write(dir: &Path, docs: &DocsTable, units: &[Unit], unit_texts: Vec<UnitText>) -> Result<()> {
     let (schema, f) = search_schema::schema();
-    let index = tantivy::Index::create_in_dir(dir, schema)?;
-    search_schema::register(&index);
-    let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 64_000_000)?;
+    let tokenizers = tantivy::tokenizer::TokenizerManager::default();
+    tokenizers.register(search_schema::ANALYZER, search_schema::analyzer());
+    let directory = tantivy::directory::MmapDirectory::open(dir)?;
+    let mut writer: tantivy::SingleSegmentIndexWriter = tantivy::Index::builder()
+        .schema(schema)
+        .tokenizers(tokenizers)
+        .single_segment_index_writer(directory, 64_000_000)?;
     for (unit, u) in units.iter().zip(unit_texts) {
-        writer.add_document(document(&f, docs, unit, u))?;
+        writer.add_document(document(&f, docs, unit, &u))?;
     }
-    writer.commit()?;
-    writer.wait_merging_threads()?;
+    writer.finalize()?;
     Ok(())
 }
 

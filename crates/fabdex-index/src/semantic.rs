@@ -58,11 +58,26 @@ impl UnitPassages {
     /// Embed the passages of every analysed unit with `model`.
     fn build(model: &Model, analysed: &Analysed) -> UnitPassages {
         let numbers = analysed.numbers_in(model);
-        let per_unit: Vec<Vec<Vec<f32>>> =
-            analysed.units.par_iter().map(|unit| unit_passages(model, &numbers, unit)).collect();
-        let counts: Vec<u32> = per_unit.iter().map(|p| p.len() as u32).collect();
-        let vectors: Vec<f32> = per_unit.into_iter().flatten().flatten().collect();
-        UnitPassages::rounded(model.dim(), &counts, &vectors)
+        // Each unit's vectors are rounded as soon as they are made: the
+        // `f32` vectors of every passage at once would be twice the table.
+        let per_unit: Vec<(u32, Vec<half::f16>)> = analysed
+            .units
+            .par_iter()
+            .map(|unit| {
+                let passages = unit_passages(model, &numbers, unit);
+                let mut halves = vec![half::f16::ZERO; passages.len() * model.dim()];
+                for (to, from) in halves.chunks_mut(model.dim().max(1)).zip(&passages) {
+                    half::slice::HalfFloatSliceExt::convert_from_f32_slice(to, from);
+                }
+                (passages.len() as u32, halves)
+            })
+            .collect();
+        let counts: Vec<u32> = per_unit.iter().map(|(n, _)| *n).collect();
+        let mut vectors = Vec::with_capacity(per_unit.iter().map(|(_, v)| v.len()).sum());
+        for (_, halves) in per_unit {
+            vectors.extend_from_slice(&halves);
+        }
+        UnitPassages(PassageVectors::from_counts_f16(model.dim(), &counts, Halves::Owned(vectors)))
     }
 
     /// From each unit's passage count and the `f32` vectors of all
@@ -166,7 +181,7 @@ impl UnitPassages {
 /// numbered, and per unit its weighted bag and the terms its passages are cut
 /// from. Numbering each term once, instead of a `String` per term in every
 /// bag, keeps the fit's memory and time for the matrices themselves.
-struct Analysed {
+pub struct Analysed {
     /// Each distinct term, at its number.
     terms: Vec<Box<str>>,
     units: Vec<AnalysedUnit>,
@@ -197,7 +212,7 @@ impl Analysed {
             .par_chunks(64)
             .map(|chunk| {
                 let mut numbering = Numbering::default();
-                let units = chunk.iter().map(|text| analyse(text, &mut numbering)).collect();
+                let units = chunk.iter().map(|text| analyse_unit(text, &mut numbering)).collect();
                 (numbering.into_terms(), units)
             })
             .collect();
@@ -259,7 +274,7 @@ impl Numbering {
 }
 
 /// One unit's terms, numbered by `numbering`.
-fn analyse(text: &UnitText, numbering: &mut Numbering) -> AnalysedUnit {
+fn analyse_unit(text: &UnitText, numbering: &mut Numbering) -> AnalysedUnit {
     let mut unit = AnalysedUnit::default();
     let mut weighted: Vec<(u32, f32)> = Vec::new();
     for (name, field) in text.fields() {
@@ -283,6 +298,10 @@ fn analyse(text: &UnitText, numbering: &mut Numbering) -> AnalysedUnit {
         });
     }
     unit.bag = summed(weighted);
+    // Held for the whole fit, for every unit: no room to spare.
+    unit.bag.shrink_to_fit();
+    unit.head.shrink_to_fit();
+    unit.body.shrink_to_fit();
     unit
 }
 
@@ -330,7 +349,7 @@ fn in_model(bag: &[(u32, f32)], numbers: &[u32]) -> Vec<(u32, f32)> {
 /// The weighted term bag of one unit: each distinct term once, with its weighted count.
 pub fn unit_bag(text: &UnitText) -> Vec<(String, f32)> {
     let mut numbering = Numbering::default();
-    let unit = analyse(text, &mut numbering);
+    let unit = analyse_unit(text, &mut numbering);
     let terms = numbering.into_terms();
     let mut bag: Vec<(String, f32)> = unit.bag.into_iter().map(|(t, c)| (terms[t as usize].to_string(), c)).collect();
     bag.sort_by(|a, b| a.0.cmp(&b.0));
@@ -344,15 +363,24 @@ pub fn query_bag(terms: &[String]) -> Vec<(String, f32)> {
 
 /// Fit both models. `unit_file[i]` is the file of unit `i`; `files` the number of files.
 pub fn fit(unit_texts: &[UnitText], unit_file: &[u32], files: usize) -> SemanticModels {
-    let texts: Vec<&UnitText> = unit_texts.iter().collect();
-    let analysed = Analysed::of(&texts);
+    fit_analysed(&analyse(unit_texts), unit_file, files)
+}
+
+/// The units analysed for [`fit_analysed`]: after this, the fit needs
+/// no unit's text.
+pub fn analyse(unit_texts: &[UnitText]) -> Analysed {
+    Analysed::of(&unit_texts.iter().collect::<Vec<_>>())
+}
+
+/// [`fit`] of units analysed by [`analyse`].
+pub fn fit_analysed(analysed: &Analysed, unit_file: &[u32], files: usize) -> SemanticModels {
     let file_bags = analysed.file_bags(unit_file, files, |_| true);
     let opts = FitOptions::default();
     // One after the other: each fit runs over the pool, and its peak memory is its own.
     let units = Model::fit_numbered(&analysed.terms, &analysed.units, &opts);
     let files = Model::fit_numbered(&analysed.terms, &file_bags, &opts);
     drop(file_bags);
-    let passages = UnitPassages::build(&units, &analysed);
+    let passages = UnitPassages::build(&units, analysed);
     SemanticModels { units, files, passages }
 }
 
