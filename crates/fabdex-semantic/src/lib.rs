@@ -197,13 +197,21 @@ impl Rows {
     /// X · M, with M (cols × l) row-major; the result is rows × l. Rows are
     /// independent, so they are computed in parallel; each sums in a fixed order.
     fn times(&self, m: &[f32], l: usize) -> Vec<f32> {
-        let mut out = vec![0.0; self.len() * l];
-        out.par_chunks_mut(l).enumerate().for_each(|(r, o)| {
-            for (c, v) in self.row(r) {
-                for (x, y) in o.iter_mut().zip(&m[c * l..(c + 1) * l]) {
-                    *x += v * y;
+        dense::with_avx2! {
+            /// `o += Σ vals[i] · m's row cols[i]`, in order.
+            fn sparse_row(o: &mut [f32], cols: &[u32], vals: &[f32], m: &[f32], l: usize) {
+                for (&c, &v) in cols.iter().zip(vals) {
+                    let c = c as usize;
+                    for (x, y) in o.iter_mut().zip(&m[c * l..(c + 1) * l]) {
+                        *x += v * y;
+                    }
                 }
             }
+        }
+        let mut out = vec![0.0; self.len() * l];
+        out.par_chunks_mut(l).enumerate().for_each(|(r, o)| {
+            let (a, b) = (self.starts[r], self.starts[r + 1]);
+            sparse_row(o, &self.cols[a..b], &self.vals[a..b], m, l);
         });
         out
     }
