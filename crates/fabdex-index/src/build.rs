@@ -494,35 +494,22 @@ fn write_snapshot(
     tables.insert(crate::docs_table::PATH.to_string(), digest_bytes(&docs_bytes));
     phases.insert("tables_write".into(), lap(&mut clock));
 
-    // Pattern programs: closures, ids and contracts.
-    let (mut patterns, duplicates, contract_keys) =
-        crate::patterns::assemble(config, ts_files, published, commonfabric_types, Some(contracts_cache));
-    contracts_cache.save(contract_keys);
-    phases.insert("patterns_assemble".into(), lap(&mut clock));
-    // What describes each program: the Markdown about it, its own text, its tier.
-    let md_texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
-    crate::profiles::attach_docs(docs, &md_texts, &mut patterns);
-    let sources: HashMap<(&str, &str), &str> = ts_files
-        .iter()
-        .map(|f| ((config.roots[f.candidate.root].name.as_str(), f.candidate.path.as_str()), f.text.as_str()))
-        .collect();
-    crate::profiles::attach_own_text(&sources, &mut patterns);
-    let profile_report = crate::profiles::report(&patterns);
-    phases.insert("patterns_profiles".into(), lap(&mut clock));
-    let skipped: Vec<Skipped> = skipped.iter().cloned().chain(duplicates).collect();
-    let skipped = &skipped[..];
-    let patterns_bytes = crate::patterns_table::encode(&patterns);
-    write_file(staging.join(crate::patterns_table::PATH), &patterns_bytes)?;
-    tables.insert(crate::patterns_table::PATH.to_string(), digest_bytes(&patterns_bytes));
-    count_programs(counts, &patterns);
-    phases.insert("patterns".into(), lap(&mut clock));
-
-    // Search index and semantic models: carried from the published snapshot where they can be.
+    // Search index and semantic models: carried from the published snapshot
+    // where they can be; the pattern programs are assembled meanwhile.
     let units = units_of(docs);
     let carry = crate::incremental::plan(layout, config, docs, &units, full);
     phases.insert("carry".into(), lap(&mut clock));
     let texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
-    let written = search_and_semantic(staging, id, config, &texts, docs, &units, &carry, phases)?;
+    let programs =
+        || programs_table(config, staging, contracts_cache, ts_files, files, published, commonfabric_types, docs);
+    let (written, assembled) =
+        search_and_semantic(staging, id, config, &texts, docs, &units, &carry, phases, programs)?;
+    let ProgramsTable { patterns, duplicates, profile_report, digest, phases: programs_phases } = assembled?;
+    phases.extend(programs_phases);
+    let skipped: Vec<Skipped> = skipped.iter().cloned().chain(duplicates).collect();
+    let skipped = &skipped[..];
+    tables.insert(crate::patterns_table::PATH.to_string(), digest);
+    count_programs(counts, &patterns);
     let models = written.models;
     let search_files = written.search_files;
     if let Some(deletions) = &written.deletions {
@@ -973,14 +960,64 @@ struct SearchAndSemantic {
     report: IncrementalReport,
 }
 
+/// The patterns table of a build, written, and what the build reports of it.
+struct ProgramsTable {
+    patterns: fabdex_model::ts::PatternsTable,
+    /// Programs left out for an earlier one's pattern id.
+    duplicates: Vec<Skipped>,
+    profile_report: crate::profiles::ProfileReport,
+    /// The written table's digest.
+    digest: String,
+    phases: BTreeMap<String, u64>,
+}
+
+/// Assemble the pattern programs (closures, ids and contracts), describe
+/// them (the Markdown about each, its own text, its tier) and write the
+/// patterns table into `staging`.
+#[allow(clippy::too_many_arguments)]
+fn programs_table(
+    config: &Config,
+    staging: &Path,
+    contracts_cache: &Cache,
+    ts_files: &[TsFile],
+    files: &[ReadFile],
+    published: &[(usize, PublishedSet)],
+    commonfabric_types: Option<&str>,
+    docs: &DocsTable,
+) -> Result<ProgramsTable> {
+    let mut clock = Instant::now();
+    let mut phases = BTreeMap::new();
+    let (mut patterns, duplicates, contract_keys) =
+        crate::patterns::assemble(config, ts_files, published, commonfabric_types, Some(contracts_cache));
+    contracts_cache.save(contract_keys);
+    phases.insert("patterns_assemble".into(), lap(&mut clock));
+    let md_texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
+    crate::profiles::attach_docs(docs, &md_texts, &mut patterns);
+    let sources: HashMap<(&str, &str), &str> = ts_files
+        .iter()
+        .map(|f| ((config.roots[f.candidate.root].name.as_str(), f.candidate.path.as_str()), f.text.as_str()))
+        .collect();
+    crate::profiles::attach_own_text(&sources, &mut patterns);
+    let profile_report = crate::profiles::report(&patterns);
+    phases.insert("patterns_profiles".into(), lap(&mut clock));
+    let bytes = crate::patterns_table::encode(&patterns);
+    write_file(staging.join(crate::patterns_table::PATH), &bytes)?;
+    phases.insert("patterns".into(), lap(&mut clock));
+    Ok(ProgramsTable { patterns, duplicates, profile_report, digest: digest_bytes(&bytes), phases })
+}
+
 /// Write the search index into `staging/search` and make the semantic
 /// models: whole when `carry` says why they must be, else the published
 /// snapshot's index updated and its models folded into (or refitted, past
 /// the configured drift). A carry that fails (a blob of an edited file
 /// damaged, the updated index inconsistent) falls back to a whole build,
 /// which the report says. `texts[f]` is docs file `f`'s text.
+///
+/// `meanwhile` runs on this thread while a whole search index is written
+/// on another (before the semantic fit, which it does not slow); in an
+/// incremental build it runs first.
 #[allow(clippy::too_many_arguments)]
-fn search_and_semantic(
+fn search_and_semantic<R>(
     staging: &Path,
     id: &str,
     config: &Config,
@@ -989,18 +1026,24 @@ fn search_and_semantic(
     units: &[crate::Unit],
     carry: &std::result::Result<Carry, String>,
     phases: &mut BTreeMap<String, u64>,
-) -> Result<SearchAndSemantic> {
+    meanwhile: impl FnOnce() -> R,
+) -> Result<(SearchAndSemantic, R)> {
     let search_dir = staging.join("search");
+    let (mut meanwhile, mut done) = (Some(meanwhile), None);
     let because = match carry {
         Err(because) => because.clone(),
-        Ok(carry) => match carried_search_and_semantic(&search_dir, id, config, texts, docs, units, carry, phases) {
-            Ok(written) => return Ok(written),
-            Err(e) => {
-                fs::remove_dir_all(&search_dir)?;
-                create_dir(&search_dir)?;
-                format!("the published snapshot could not be carried: {e:#}")
+        Ok(carry) => {
+            let result = (meanwhile.take().expect("run once"))();
+            match carried_search_and_semantic(&search_dir, id, config, texts, docs, units, carry, phases) {
+                Ok(written) => return Ok((written, result)),
+                Err(e) => {
+                    done = Some(result);
+                    fs::remove_dir_all(&search_dir)?;
+                    create_dir(&search_dir)?;
+                    format!("the published snapshot could not be carried: {e:#}")
+                }
             }
-        },
+        }
     };
     let unit_texts: Vec<UnitText> = units
         .par_iter()
@@ -1014,16 +1057,17 @@ fn search_and_semantic(
     let clock = Instant::now();
     let analysed = crate::semantic::analyse(&unit_texts);
     let analysis_ms = clock.elapsed().as_millis() as u64;
-    let (written, (models, semantic_ms)) = std::thread::scope(|scope| {
+    let (written, (models, semantic_ms), done) = std::thread::scope(|scope| {
         let search = scope.spawn(|| {
             let clock = Instant::now();
             let written = crate::search_write::write(&search_dir, docs, units, unit_texts);
             (written, clock.elapsed().as_millis() as u64)
         });
+        let done = done.unwrap_or_else(|| (meanwhile.take().expect("run once"))());
         let clock = Instant::now();
         let models = crate::semantic::fit_analysed(&analysed, &unit_file, docs.files.len());
         let fitted = (models, analysis_ms + clock.elapsed().as_millis() as u64);
-        (search.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), fitted)
+        (search.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), fitted, done)
     });
     let (written, search_ms) = written;
     written.with_context(|| format!("cannot write the search index in `{}`", search_dir.display()))?;
@@ -1032,7 +1076,7 @@ fn search_and_semantic(
     phases.insert("semantic".into(), semantic_ms);
     let report = IncrementalReport::whole(because, config.index.semantic_drift);
     let fit = SemanticFit { fitted_in: id.to_string(), fitted_units: units.len() as u64, folded_units: 0 };
-    Ok(SearchAndSemantic { models, search_files, deletions: None, fit, report })
+    Ok((SearchAndSemantic { models, search_files, deletions: None, fit, report }, done))
 }
 
 /// [`search_and_semantic`] carried from the published snapshot.
