@@ -1014,8 +1014,9 @@ fn programs_table(
 /// which the report says. `texts[f]` is docs file `f`'s text.
 ///
 /// `meanwhile` runs on this thread while a whole search index is written
-/// on another (before the semantic fit, which it does not slow); in an
-/// incremental build it runs first.
+/// on another, before the semantic fit (which waits for it: the fit and
+/// `meanwhile` both run over the pool); in an incremental build it runs
+/// first.
 #[allow(clippy::too_many_arguments)]
 fn search_and_semantic<R>(
     staging: &Path,
