@@ -111,7 +111,8 @@ impl BlobStore {
     pub fn digests(&self) -> Result<Vec<String>> {
         let pack = self.open()?;
         let index = pack.read(HEADER, pack.count * ENTRY)?;
-        Ok(index.chunks_exact(ENTRY as usize).map(|e| format!("blake3:{}", hex(&e[..32]))).collect())
+        let digest = |e: &[u8]| blake3::Hash::from_bytes(e[..32].try_into().expect("32 bytes")).to_hex();
+        Ok(index.chunks_exact(ENTRY as usize).map(|e| format!("blake3:{}", digest(e))).collect())
     }
 
     fn open(&self) -> Result<OpenPack<'_>> {
@@ -195,10 +196,6 @@ fn read_exact_at(mut file: &fs::File, bytes: &mut [u8], offset: u64) -> std::io:
 fn hash_of(digest: &str) -> Result<[u8; 32]> {
     let parsed = digest_hex(digest).and_then(|hex| blake3::Hash::from_hex(hex).ok());
     parsed.map(|h| *h.as_bytes()).ok_or_else(|| anyhow!("`{digest}` is not a blake3 digest"))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
