@@ -346,16 +346,6 @@ fn in_model(bag: &[(u32, f32)], numbers: &[u32]) -> Vec<(u32, f32)> {
     bag.iter().filter_map(|&(t, c)| Some((numbers[t as usize], c)).filter(|(n, _)| *n != u32::MAX)).collect()
 }
 
-/// The weighted term bag of one unit: each distinct term once, with its weighted count.
-pub fn unit_bag(text: &UnitText) -> Vec<(String, f32)> {
-    let mut numbering = Numbering::default();
-    let unit = analyse_unit(text, &mut numbering);
-    let terms = numbering.into_terms();
-    let mut bag: Vec<(String, f32)> = unit.bag.into_iter().map(|(t, c)| (terms[t as usize].to_string(), c)).collect();
-    bag.sort_by(|a, b| a.0.cmp(&b.0));
-    bag
-}
-
 /// A query's bag: every analysed term once.
 pub fn query_bag(terms: &[String]) -> Vec<(String, f32)> {
     terms.iter().map(|t| (t.clone(), 1.0)).collect()
@@ -511,8 +501,8 @@ mod tests {
     }
 
     fn fitted(units: &[UnitText]) -> Model {
-        let bags: Vec<_> = units.iter().map(unit_bag).collect();
-        Model::fit(&bags, &FitOptions { dim: 4, ..FitOptions::default() })
+        let analysed = analysed(units);
+        Model::fit_numbered(&analysed.terms, &analysed.units, &FitOptions { dim: 4, ..FitOptions::default() })
     }
 
     #[test]
