@@ -1,6 +1,8 @@
 //! Sentence-encoder bench: tokens per second of each encoding lever against
 //! today's `f32` encoder in the same run, and how close each lever's vectors
-//! stay to the `f32` ones.
+//! stay to the `f32` ones. Each lever also runs as it was before its last
+//! change (attention by `sgemm`), and int8 on each slower kernel this CPU
+//! can also run.
 //!
 //! The passages are the labs docs (`../shared/labs`) cut into 128-token
 //! passages the way the index cuts a section's body, else `corpus/docs`.
@@ -13,7 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use fabdex_embed::{Precision, SentenceEncoder, cosine};
+use fabdex_embed::{Int8Kernel, Precision, SentenceEncoder, cosine};
 use rayon::prelude::*;
 
 fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -84,7 +86,7 @@ fn main() {
         passages.len(),
         source.display(),
         rayon::current_num_threads(),
-        if fabdex_embed::int8_accelerated() { "AVX-512 VNNI" } else { "the portable loop" }
+        fabdex_embed::int8_kernel().as_str()
     );
     // A warm-up, so that neither lever pays for page faults of the weights.
     encode_all(&encoder, &passages[..passages.len().min(64)]);
@@ -92,6 +94,10 @@ fn main() {
     if std::env::var_os("FABDEX_BENCH_ONLY_INT8").is_some() {
         encoder.set_precision(Precision::Int8);
     }
+    // The encoder before the per-head attention kernel, in the same run.
+    fabdex_embed::use_sgemm_attention(true);
+    let (sgemm_secs, sgemm) = encode_all(&encoder, &passages);
+    fabdex_embed::use_sgemm_attention(false);
     let (base_secs, base) = encode_all(&encoder, &passages);
     println!("| encoder | tokens/s | × f32 | mean cosine to f32 | worst cosine to f32 |");
     println!("|---|---|---|---|---|");
@@ -101,12 +107,26 @@ fn main() {
         let worst = cos.iter().copied().fold(1f32, f32::min);
         println!("| {name} | {:.0} | {:.2}× | {mean:.5} | {worst:.5} |", tokens as f64 / secs, base_secs / secs);
     };
-    row("f32 (matrixmultiply sgemm)", base_secs, &base);
+    row("f32, attention by sgemm (before)", sgemm_secs, &sgemm);
+    row("f32", base_secs, &base);
     if std::env::var_os("FABDEX_BENCH_SKIP_INT8").is_some() {
         return;
     }
     encoder.set_precision(Precision::Int8);
     encode_all(&encoder, &passages[..passages.len().min(64)]);
+    fabdex_embed::use_sgemm_attention(true);
     let (secs, int8) = encode_all(&encoder, &passages);
-    row("int8 linear layers", secs, &int8);
+    fabdex_embed::use_sgemm_attention(false);
+    row(&format!("int8 on {}, attention by sgemm (before)", fabdex_embed::int8_kernel().as_str()), secs, &int8);
+    let (secs, int8) = encode_all(&encoder, &passages);
+    row(&format!("int8 on {}", fabdex_embed::int8_kernel().as_str()), secs, &int8);
+    // The slower kernels this CPU can also run, for machines without VNNI.
+    for slower in [Int8Kernel::Avx2, Int8Kernel::Portable] {
+        fabdex_embed::cap_int8_kernel(Some(slower));
+        if fabdex_embed::int8_kernel() == slower {
+            let (secs, vectors) = encode_all(&encoder, &passages);
+            row(&format!("int8 on {}", slower.as_str()), secs, &vectors);
+        }
+    }
+    fabdex_embed::cap_int8_kernel(None);
 }

@@ -116,3 +116,35 @@ fn pattern_search_files_read_and_deps_from_the_command_line() {
     let (code, _, err) = fabdex(&ws, &["read", "doc:docs/FAQ.md", "--max-line-chars", "5"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn the_model_computes_in_int8_unless_asked_for_f32_and_the_report_says_which() {
+    let ws = Workspace::with_corpus();
+    let model = ws.path("tiny-model");
+    fabdex_embed::tiny::write_tiny_model(&model, &["wish", "cell", "pattern"], 3).unwrap();
+    let model = model.to_str().unwrap();
+
+    let (code, out, err) = fabdex(&ws, &["--embeddings", model, "index", "--json", "--out", "int8"]);
+    assert_eq!(code, 0, "{err}");
+    let int8 = json(&out);
+    assert_eq!(int8["embeddings"]["precision"], "int8", "int8 is the default");
+    let kernel = int8["embeddings"]["int8_kernel"].as_str().unwrap();
+    assert_eq!(kernel, fabdex_embed::int8_kernel().as_str(), "the report names the loop that ran");
+
+    let args = ["--embeddings", model, "index", "--json", "--out", "f32", "--embedding-precision", "f32"];
+    let (code, out, err) = fabdex(&ws, &args);
+    assert_eq!(code, 0, "{err}");
+    let f32 = json(&out);
+    assert_eq!(f32["embeddings"]["precision"], "f32");
+    assert!(f32["embeddings"].get("int8_kernel").is_none(), "{}", f32["embeddings"]);
+    assert_ne!(f32["snapshot_id"], int8["snapshot_id"], "other vectors, another snapshot");
+    // The text report says the same.
+    let (code, out, err) = fabdex(&ws, &["--embeddings", model, "index", "--out", "text"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("int8 on {kernel};")), "{out}");
+
+    let (code, _, err) = fabdex(&ws, &["--embeddings", model, "index", "--out", "bad", "--embedding-precision", "f16"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("f16") && err.contains("int8") && err.contains("f32"), "{err}");
+    assert!(!ws.path("bad").exists(), "a refused argument writes nothing");
+}

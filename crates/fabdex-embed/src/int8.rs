@@ -108,7 +108,7 @@ impl QuantLinear {
             scales.push(scale);
             let mut done = 0;
             #[cfg(target_arch = "x86_64")]
-            if vnni_available() {
+            if kernel() == Int8Kernel::Vnni {
                 // SAFETY: the CPU has AVX-512F; `q` is at least as long as `row`.
                 done = unsafe { vnni::quantize_shifted(row, 1.0 / scale, q) };
             }
@@ -138,24 +138,70 @@ fn products(xq: &[u8], x_scales: &[f32], packed: &[i8], back: &Dequant, at: Shap
         back.shift.len() >= groups * GROUP && back.scales.len() >= groups * GROUP && back.bias.len() >= groups * GROUP
     );
     assert!(out.len() >= rows * groups * GROUP);
-    #[cfg(target_arch = "x86_64")]
-    if vnni_available() {
+    match kernel() {
         // SAFETY: the CPU has the features, and the lengths were checked above.
-        return unsafe { vnni::products(xq, x_scales, packed, back, at, out) };
+        #[cfg(target_arch = "x86_64")]
+        Int8Kernel::Vnni => unsafe { vnni::products(xq, x_scales, packed, back, at, out) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Int8Kernel::Avx2 => unsafe { avx2::products(xq, x_scales, packed, back, at, out) },
+        _ => portable_products(xq, x_scales, packed, back, at, out),
     }
-    portable_products(xq, x_scales, packed, back, at, out);
 }
 
-/// Whether this CPU runs the VNNI kernel.
-pub(crate) fn vnni_available() -> bool {
+/// Which loop sums the int8 products. Every kernel gives the same sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Int8Kernel {
+    /// AVX-512 VNNI: 64 byte products per instruction.
+    Vnni,
+    /// AVX2: 32 byte products per four instructions.
+    Avx2,
+    /// Plain Rust, for any CPU.
+    Portable,
+}
+
+impl Int8Kernel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Int8Kernel::Vnni => "AVX-512 VNNI",
+            Int8Kernel::Avx2 => "AVX2",
+            Int8Kernel::Portable => "the portable loop",
+        }
+    }
+}
+
+/// The fastest kernel benches allow (0: any, 1: AVX2 at most, 2: portable),
+/// so that one CPU can time every kernel.
+static KERNEL_CAP: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Use no kernel faster than `cap` from now on (`None`: the fastest this CPU has).
+pub(crate) fn cap_kernel(cap: Option<Int8Kernel>) {
+    let level = match cap {
+        None | Some(Int8Kernel::Vnni) => 0,
+        Some(Int8Kernel::Avx2) => 1,
+        Some(Int8Kernel::Portable) => 2,
+    };
+    KERNEL_CAP.store(level, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The kernel int8 products run on now.
+pub(crate) fn kernel() -> Int8Kernel {
+    let cap = KERNEL_CAP.load(std::sync::atomic::Ordering::Relaxed);
     #[cfg(target_arch = "x86_64")]
     {
-        std::is_x86_feature_detected!("avx512f")
+        if cap == 0
+            && std::is_x86_feature_detected!("avx512f")
             && std::is_x86_feature_detected!("avx512bw")
             && std::is_x86_feature_detected!("avx512vnni")
+        {
+            return Int8Kernel::Vnni;
+        }
+        if cap <= 1 && std::is_x86_feature_detected!("avx2") {
+            return Int8Kernel::Avx2;
+        }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
+    let _ = cap;
+    Int8Kernel::Portable
 }
 
 fn portable_products(xq: &[u8], x_scales: &[f32], packed: &[i8], back: &Dequant, at: Shape, out: &mut [f32]) {
@@ -176,6 +222,102 @@ fn portable_products(xq: &[u8], x_scales: &[f32], packed: &[i8], back: &Dequant,
                 let o = g * GROUP + lane;
                 let scale = x_scales[m] * back.scales[o];
                 out[m * groups * GROUP + o] = (sum - back.shift[o]) as f32 * scale + back.bias[o];
+            }
+        }
+    }
+}
+
+/// The same sums with AVX2 alone. `vpmaddubsw` multiplies unsigned by
+/// signed bytes into saturating `i16` pairs, which `x + 128` (up to 255)
+/// times a weight (up to 127) would overflow; so each step takes `|q|` of
+/// the token's byte and moves its sign onto the weight (`vpsignb`): a pair
+/// is then at most 2 · 127 · 127 = 32,258, exact, and `vpmaddwd` by ones
+/// sums the pairs into `i32`. That gives `Σ q·w` itself, which is the VNNI
+/// path's `sum − shift`, so no shift is taken off.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::{Dequant, GROUP, ROW_BLOCK, Shape};
+
+    /// `R` rows by one group of 16 outputs (two registers of 8 sums each).
+    ///
+    /// # Safety
+    /// AVX2 is present; rows `m..m + R` and group `g` exist in every slice.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    #[allow(clippy::needless_range_loop)]
+    unsafe fn block<const R: usize>(
+        (xq, x_scales, packed): (*const u8, *const f32, *const i8),
+        back: &Dequant,
+        out: *mut f32,
+        (m, g, width, groups): (usize, usize, usize, usize),
+    ) {
+        let ones = _mm256_set1_epi16(1);
+        let flip = _mm256_set1_epi8(-128);
+        let mut sums = [[_mm256_setzero_si256(); 2]; R];
+        for k in 0..width / 4 {
+            // SAFETY: k·4 + 4 <= width for every row, and the group is whole.
+            unsafe {
+                let w0 = _mm256_loadu_si256(packed.add(g * width * GROUP + k * GROUP * 4).cast());
+                let w1 = _mm256_loadu_si256(packed.add(g * width * GROUP + k * GROUP * 4 + 32).cast());
+                for r in 0..R {
+                    let four = (xq.add((m + r) * width + k * 4) as *const i32).read_unaligned();
+                    // x + 128 with its top bit flipped is q as a signed byte.
+                    let q = _mm256_xor_si256(_mm256_set1_epi32(four), flip);
+                    let magnitude = _mm256_abs_epi8(q);
+                    let p0 = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(w0, q));
+                    let p1 = _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(w1, q));
+                    sums[r][0] = _mm256_add_epi32(sums[r][0], _mm256_madd_epi16(p0, ones));
+                    sums[r][1] = _mm256_add_epi32(sums[r][1], _mm256_madd_epi16(p1, ones));
+                }
+            }
+        }
+        let o = g * GROUP;
+        for h in 0..2 {
+            // SAFETY: group g is inside the padded per-output vectors and out's rows.
+            unsafe {
+                let w_scale = _mm256_loadu_ps(back.scales.as_ptr().add(o + 8 * h));
+                let bias = _mm256_loadu_ps(back.bias.as_ptr().add(o + 8 * h));
+                for r in 0..R {
+                    // Multiply, then add (no fused multiply-add): the portable path's rounding.
+                    let scale = _mm256_mul_ps(_mm256_set1_ps(*x_scales.add(m + r)), w_scale);
+                    let exact = _mm256_cvtepi32_ps(sums[r][h]);
+                    let y = _mm256_add_ps(_mm256_mul_ps(exact, scale), bias);
+                    _mm256_storeu_ps(out.add((m + r) * groups * GROUP + o + 8 * h), y);
+                }
+            }
+        }
+    }
+
+    /// # Safety
+    /// As [`super::products`] checked: the CPU has AVX2 and the slices are long enough.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn products(
+        xq: &[u8],
+        x_scales: &[f32],
+        packed: &[i8],
+        back: &Dequant,
+        at: Shape,
+        out: &mut [f32],
+    ) {
+        let Shape { rows, width, groups } = at;
+        let inputs = (xq.as_ptr(), x_scales.as_ptr(), packed.as_ptr());
+        let y = out.as_mut_ptr();
+        for start in (0..rows).step_by(ROW_BLOCK) {
+            let end = (start + ROW_BLOCK).min(rows);
+            for g in 0..groups {
+                let mut m = start;
+                while m + 4 <= end {
+                    // SAFETY: rows m..m + 4 and group g exist.
+                    unsafe { block::<4>(inputs, back, y, (m, g, width, groups)) };
+                    m += 4;
+                }
+                while m < end {
+                    // SAFETY: row m and group g exist.
+                    unsafe { block::<1>(inputs, back, y, (m, g, width, groups)) };
+                    m += 1;
+                }
             }
         }
     }
@@ -349,7 +491,14 @@ mod tests {
             let shape = Shape { rows, width: q.width, groups };
             products(&xq, &scales, &q.packed, &q.back, shape, &mut fast);
             portable_products(&xq, &scales, &q.packed, &q.back, shape, &mut slow);
-            assert_eq!(fast, slow, "{rows}×{inputs}×{outputs}: VNNI ({}) and portable sums", vnni_available());
+            assert_eq!(fast, slow, "{rows}×{inputs}×{outputs}: {} and portable sums", kernel().as_str());
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                let mut wide = vec![0f32; rows * groups * GROUP];
+                // SAFETY: the CPU has AVX2; the lengths are as `products` checks.
+                unsafe { avx2::products(&xq, &scales, &q.packed, &q.back, shape, &mut wide) };
+                assert_eq!(wide, slow, "{rows}×{inputs}×{outputs}: AVX2 and portable sums");
+            }
         }
     }
 }

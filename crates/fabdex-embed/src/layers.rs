@@ -345,7 +345,8 @@ pub(crate) fn softmax_rows(x: &mut [f32], width: usize) {
 /// (libm's `expf` was a twelfth of encoding a passage): x = n·ln 2 + r with
 /// |r| ≤ ln 2 / 2, eʳ by its degree-6 Taylor polynomial (within 4·10⁻⁷
 /// relative), and 2ⁿ put straight into the exponent bits.
-fn exp(x: f32) -> f32 {
+#[inline(always)]
+pub(crate) fn exp(x: f32) -> f32 {
     // 1.5 · 2²³: adding it rounds to an integer, which lands in the low mantissa bits.
     const ROUND: f32 = 12_582_912.0;
     const LN2_HI: f32 = 0.693_145_75;

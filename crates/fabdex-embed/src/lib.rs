@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use layers::{LayerNorm, Linear, Weights, gemm, softmax_rows};
 
+mod attention;
 mod int8;
 mod layers;
 pub mod registry;
@@ -81,9 +82,26 @@ pub enum Role {
     Passage,
 }
 
-/// Whether int8 encoding runs on this CPU's VNNI instructions (else on the portable loop).
-pub fn int8_accelerated() -> bool {
-    int8::vnni_available()
+pub use int8::Int8Kernel;
+
+/// The kernel int8 encoding runs on, on this CPU: AVX-512 VNNI, else AVX2,
+/// else the portable loop. They give the same vectors at different speeds.
+pub fn int8_kernel() -> Int8Kernel {
+    int8::kernel()
+}
+
+/// For benches: compute attention by `sgemm` over each head (`true`), as
+/// before the per-head kernel, or by that kernel (`false`).
+#[doc(hidden)]
+pub fn use_sgemm_attention(on: bool) {
+    attention::use_general_product(on)
+}
+
+/// For benches: use no int8 kernel faster than `cap` (`None`: the fastest
+/// this CPU has), so that one machine can time each of them.
+#[doc(hidden)]
+pub fn cap_int8_kernel(cap: Option<Int8Kernel>) {
+    int8::cap_kernel(cap)
 }
 
 /// What went wrong loading or running a model; every message names the file.
@@ -568,17 +586,22 @@ impl SentenceEncoder {
         let (mut q, mut k, mut v, mut t, mut inner) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut context = vec![0f32; tokens * h];
         let mut scores = Vec::new();
+        let mut scratch = attention::Scratch::default();
         for l in &self.layers {
             l.query.forward(&x, tokens, &mut q);
             l.key.forward(&x, tokens, &mut k);
             l.value.forward(&x, tokens, &mut v);
             for (seq, &start) in seqs.iter().zip(&starts) {
                 let n = seq.len();
-                scores.clear();
-                scores.resize(n * n, 0.0);
                 for hd in 0..self.heads {
                     let at = start * h + hd * head;
-                    // scores = scale · Q Kᵀ over this head's columns; Kᵀ read through strides.
+                    let heads = (&q[at..], &k[at..], &v[at..]);
+                    if attention::attend(n, head, h, scale, heads, &mut context[at..], &mut scratch) {
+                        continue;
+                    }
+                    // A head width with no kernel: scale · Q Kᵀ by sgemm, Kᵀ read through strides.
+                    scores.clear();
+                    scores.resize(n * n, 0.0);
                     gemm(n, head, n, scale, (&q[at..], h, 1), (&k[at..], 1, h), (&mut scores, n), 0.0);
                     softmax_rows(&mut scores, n);
                     gemm(n, n, head, 1.0, (&scores, n, 1), (&v[at..], h, 1), (&mut context[at..], h), 0.0);

@@ -105,9 +105,10 @@ pub struct EmbeddingsReport {
     /// How the encoder computed (`f32` or `int8`).
     #[serde(default)]
     pub precision: fabdex_embed::Precision,
-    /// Whether int8 ran on AVX-512 VNNI (else on the portable loop, slower).
-    #[serde(default)]
-    pub accelerated: bool,
+    /// The loop int8 ran on: "AVX-512 VNNI", "AVX2" or "the portable loop"
+    /// (the same vectors, at different speeds); absent for `f32`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub int8_kernel: Option<String>,
     /// Wall time of encoding, and passages encoded per second.
     #[serde(default)]
     pub encode_ms: u64,
@@ -914,7 +915,8 @@ fn write_embeddings(
         model: table.header.model.clone(),
         model_dir: table.header.model_dir.clone(),
         precision: table.header.precision,
-        accelerated: table.header.precision == fabdex_embed::Precision::Int8 && fabdex_embed::int8_accelerated(),
+        int8_kernel: (table.header.precision == fabdex_embed::Precision::Int8)
+            .then(|| fabdex_embed::int8_kernel().as_str().to_string()),
         encode_ms: clock.elapsed().as_millis() as u64,
         max_tokens: table.header.max_tokens,
         max_passages: table.header.max_passages,

@@ -43,9 +43,10 @@ pub struct IndexSettings {
     /// search fuses the vectors in. Relative to the config file. Never fetched.
     #[serde(default)]
     pub embeddings: Option<PathBuf>,
-    /// How the model computes: `f32` (the default) or `int8` (2.2 times the
-    /// speed on labs, vectors within cosine 0.998 of f32's, but recall@10 on
-    /// the labs dev questions 0.60 against f32's 0.67: see docs/ranking.md).
+    /// How the model computes: `int8` (the default: 2.5 times f32's speed
+    /// on AVX-512 VNNI, vectors within cosine 0.998 of f32's, the same
+    /// recall@10 on the labs dev questions) or `f32` (the weights as
+    /// shipped). See docs/ranking.md.
     #[serde(default = "default_precision")]
     pub embedding_precision: fabdex_embed::Precision,
     /// How far an incremental build may fold edited units into the semantic
@@ -63,7 +64,7 @@ fn default_semantic_drift() -> f64 {
 }
 
 fn default_precision() -> fabdex_embed::Precision {
-    fabdex_embed::Precision::F32
+    fabdex_embed::Precision::Int8
 }
 
 fn default_keep_snapshots() -> usize {
