@@ -93,7 +93,7 @@ fn body<const W: usize>(head: Head, (q, k, v): (&[f32], &[f32], &[f32]), context
     let Head { n, stride, scale } = head;
     // Kᵀ, its rows padded to whole vectors of keys (the padding scores are never read).
     let padded = n.div_ceil(KEYS) * KEYS;
-    s.keys.clear();
+    // Not cleared: the padding columns' scores are never read.
     s.keys.resize(W * padded, 0.0);
     for j in 0..n {
         let key: &[f32; W] = k[j * stride..][..W].try_into().unwrap();
@@ -101,7 +101,6 @@ fn body<const W: usize>(head: Head, (q, k, v): (&[f32], &[f32], &[f32]), context
             s.keys[d * padded + j] = value;
         }
     }
-    s.row.clear();
     s.row.resize(ROWS * padded, 0.0);
     for first in (0..n).step_by(ROWS) {
         // A last block short of rows repeats its last row, and writes only its own.

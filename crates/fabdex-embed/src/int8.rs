@@ -84,7 +84,8 @@ impl QuantLinear {
         let (xq, x_scales) = self.quantize_rows(x, rows);
         let groups = self.outputs.div_ceil(GROUP);
         let padded = groups * GROUP;
-        out.clear();
+        // Every element is written below, so a buffer of the right length
+        // (the same layer shape again) is not cleared first.
         out.resize(rows * padded, 0.0);
         let shape = Shape { rows, width: self.width, groups };
         products(&xq, &x_scales, &self.packed, &self.back, shape, out);

@@ -561,6 +561,25 @@ impl SentenceEncoder {
     /// The batch's last-layer token states, one row per token, and where
     /// each sequence starts.
     fn last_states(&self, seqs: &[&[u32]]) -> (Vec<f32>, Vec<usize>) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.last_states_avx2(seqs) };
+        }
+        self.last_states_body(seqs)
+    }
+
+    /// The same steps with the element-wise loops (embedding sums, layer
+    /// norms, GELU, residual adds) compiled for AVX2: no multiply-add is
+    /// fused and no sum reordered, so the bits are the plain build's.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn last_states_avx2(&self, seqs: &[&[u32]]) -> (Vec<f32>, Vec<usize>) {
+        self.last_states_body(seqs)
+    }
+
+    #[inline(always)]
+    fn last_states_body(&self, seqs: &[&[u32]]) -> (Vec<f32>, Vec<usize>) {
         let h = self.hidden;
         let starts: Vec<usize> = seqs
             .iter()
@@ -696,3 +715,31 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 pub mod tiny;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The element-wise loops compiled for AVX2 give the plain build's bits
+    /// (layer norms over a width of 20: one vector of partial sums and a
+    /// remainder; GELU; residual adds), in both precisions.
+    #[test]
+    fn the_avx2_forward_pass_gives_the_plain_bits() {
+        let dir = tempfile::tempdir().unwrap();
+        tiny::write_tiny_model(dir.path(), &["wish", "cell", "pattern", "handler"], 5).unwrap();
+        let mut encoder = SentenceEncoder::load(dir.path()).unwrap();
+        let ids: Vec<Vec<u32>> = ["a wish for a cell", "handler pattern wish wish cell", "cell"]
+            .iter()
+            .map(|t| encoder.token_ids(t, 64).unwrap().0)
+            .collect();
+        let seqs: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
+        for precision in [Precision::F32, Precision::Int8] {
+            encoder.set_precision(precision);
+            let (fast, starts) = encoder.last_states(&seqs);
+            let (plain, plain_starts) = encoder.last_states_body(&seqs);
+            assert_eq!(starts, plain_starts);
+            assert!(fast.iter().all(|v| v.is_finite()) && fast.iter().any(|&v| v != 0.0));
+            assert_eq!(fast, plain, "{precision:?}: dispatched and plain forward passes");
+        }
+    }
+}
