@@ -9,7 +9,7 @@
 //! fused (`mul_add`: one rounding, in hardware or in libm), so the vectors do
 //! not depend on the machine.
 
-use crate::layers::exp;
+use crate::layers::{exp, lane_sum};
 
 /// Set by benches to time the general product this module replaced.
 static GENERAL_PRODUCT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -160,12 +160,12 @@ fn weighted_values<const W: usize>(weights: (&[f32], &[f32]), v: &[f32], stride:
     sums
 }
 
-/// Lanes of the partial maxima and sums: wide enough to fill a vector.
+/// Lanes of the partial maxima: wide enough to fill a vector.
 const LANES: usize = 16;
 
-/// Softmax in place. The maximum and the sum are taken over [`LANES`]
-/// interleaved partials, then combined in lane order, so they vectorise and
-/// are the same on every CPU.
+/// Softmax in place. The maximum is taken over [`LANES`] interleaved
+/// partials and the sum by [`lane_sum`], each then combined in lane order,
+/// so they vectorise and are the same on every CPU.
 #[inline(always)]
 fn softmax(row: &mut [f32]) {
     let mut max = [f32::NEG_INFINITY; LANES];
@@ -180,15 +180,7 @@ fn softmax(row: &mut [f32]) {
     for x in row.iter_mut() {
         *x = exp(*x - top);
     }
-    let mut sums = [0f32; LANES];
-    let mut chunks = row.chunks_exact(LANES);
-    for chunk in &mut chunks {
-        for (s, &x) in sums.iter_mut().zip(chunk) {
-            *s += x;
-        }
-    }
-    let total = sums.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>();
-    let inv = 1.0 / total;
+    let inv = 1.0 / lane_sum(row, |x| x);
     for x in row.iter_mut() {
         *x *= inv;
     }
@@ -197,16 +189,6 @@ fn softmax(row: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pseudo(len: usize, seed: u32) -> Vec<f32> {
-        let mut s = seed;
-        (0..len)
-            .map(|_| {
-                s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                ((s >> 8) as f32 / (1u32 << 24) as f32) * 4.0 - 2.0
-            })
-            .collect()
-    }
 
     /// The same head computed the plain way, in `f64`.
     fn reference(n: usize, width: usize, stride: usize, scale: f32, q: &[f32], k: &[f32], v: &[f32]) -> Vec<f64> {
@@ -232,7 +214,11 @@ mod tests {
         // stride wider than the head, as in a layer's 12 heads side by side.
         for (n, width, stride) in [(1, 32, 32), (7, 32, 96), (16, 32, 384), (45, 64, 128), (128, 32, 384)] {
             let len = (n - 1) * stride + width;
-            let (q, k, v) = (pseudo(len, 1), pseudo(len, 2), pseudo(len, 3));
+            let (q, k, v) = (
+                crate::pseudo_values(len, 1, 2.0),
+                crate::pseudo_values(len, 2, 2.0),
+                crate::pseudo_values(len, 3, 2.0),
+            );
             let scale = 1.0 / (width as f32).sqrt();
             let mut context = vec![7f32; len];
             assert!(attend(n, width, stride, scale, (&q, &k, &v), &mut context, &mut Scratch::default()));

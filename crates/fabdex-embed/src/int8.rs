@@ -455,22 +455,16 @@ mod vnni {
 mod tests {
     use super::*;
 
-    fn pseudo(n: usize, seed: u32) -> Vec<f32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                ((s >> 8) as f32 / (1u32 << 24) as f32) * 2.0 - 1.0
-            })
-            .collect()
-    }
-
     /// Shapes with tails everywhere: inputs not a multiple of 4, outputs not
     /// of 16 or 64, rows not of 4 or 32.
     #[test]
     fn int8_products_match_f32_and_the_kernels_agree() {
         for (rows, inputs, outputs) in [(1, 5, 3), (7, 38, 21), (37, 64, 70), (70, 384, 96)] {
-            let (x, w, b) = (pseudo(rows * inputs, 1), pseudo(inputs * outputs, 2), pseudo(outputs, 3));
+            let (x, w, b) = (
+                crate::pseudo_values(rows * inputs, 1, 1.0),
+                crate::pseudo_values(inputs * outputs, 2, 1.0),
+                crate::pseudo_values(outputs, 3, 1.0),
+            );
             let q = QuantLinear::new(&w, &b, inputs, outputs);
             let mut out = Vec::new();
             q.forward(&x, rows, &mut out);

@@ -305,7 +305,7 @@ const SUM_LANES: usize = 16;
 /// then in lane order: the loop vectorises (a plain sum is one chain of
 /// dependent adds), and the order, so the result, is the same on every CPU.
 #[inline(always)]
-fn lane_sum(row: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+pub(crate) fn lane_sum(row: &[f32], f: impl Fn(f32) -> f32) -> f32 {
     let mut partial = [0f32; SUM_LANES];
     let mut chunks = row.chunks_exact(SUM_LANES);
     for chunk in &mut chunks {

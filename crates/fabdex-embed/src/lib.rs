@@ -716,6 +716,19 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
 
 pub mod tiny;
 
+/// Deterministic pseudo-random values in `[-amplitude, amplitude)` (a linear
+/// congruential generator), for the kernels' tests.
+#[cfg(test)]
+pub(crate) fn pseudo_values(len: usize, seed: u32, amplitude: f32) -> Vec<f32> {
+    let mut s = seed;
+    (0..len)
+        .map(|_| {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            ((s >> 8) as f32 / (1u32 << 24) as f32) * (2.0 * amplitude) - amplitude
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
