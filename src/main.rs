@@ -163,8 +163,8 @@ enum Command {
         /// How the sentence model computes: `int8` (the default; 2.5 times
         /// as fast on AVX-512 VNNI) or `f32` (the weights as shipped).
         /// Overrides the config's `[index] embedding_precision`.
-        #[arg(long, value_name = "PRECISION", value_parser = ["int8", "f32"])]
-        embedding_precision: Option<String>,
+        #[arg(long, value_name = "PRECISION", value_parser = precision_parser())]
+        embedding_precision: Option<fabdex_embed::Precision>,
         /// Build whole: carry no search document or semantic vector from the
         /// published snapshot, and refit the semantic models (by default a
         /// build updates the published snapshot's search index for the files
@@ -503,6 +503,14 @@ fn retrieval_mode(name: &str) -> fabdex_query::RetrievalMode {
     }
 }
 
+/// `--embedding-precision`: the precisions `fabdex_embed` names, listed in
+/// `--help` and in the error for any other value.
+fn precision_parser() -> impl clap::builder::TypedValueParser<Value = fabdex_embed::Precision> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(fabdex_embed::Precision::ALL.map(fabdex_embed::Precision::as_str))
+        .try_map(|name| name.parse::<fabdex_embed::Precision>())
+}
+
 fn main() -> ExitCode {
     // Die quietly on a closed pipe (`fabdex … | head`), as Unix tools do.
     #[cfg(unix)]
@@ -604,10 +612,8 @@ fn run(cli: Cli) -> Result<()> {
             if no_embeddings && scope.embeddings.is_some() {
                 anyhow::bail!("give --embeddings DIR (or $FABDEX_EMBEDDINGS) or --no-embeddings, not both");
             }
-            match embedding_precision.as_deref() {
-                Some("f32") => config.index.embedding_precision = fabdex_embed::Precision::F32,
-                Some(_) => config.index.embedding_precision = fabdex_embed::Precision::Int8,
-                None => {}
+            if let Some(precision) = embedding_precision {
+                config.index.embedding_precision = precision;
             }
             if no_embeddings {
                 config.index.embeddings = None;

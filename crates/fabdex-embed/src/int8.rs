@@ -228,6 +228,32 @@ fn portable_products(xq: &[u8], x_scales: &[f32], packed: &[i8], back: &Dequant,
     }
 }
 
+/// The order both SIMD kernels step through a product: blocks of
+/// [`ROW_BLOCK`] rows (so a block's token bytes stay in cache while every
+/// group's weights pass), and within one, each run of `wide` groups
+/// against the rows four at a time. `block(m, g, four_rows, whole)` sums
+/// rows `m..m + 4` (or row `m` alone) against groups `g..g + wide`, or, when
+/// fewer than `wide` are left (`whole` false), against groups `g..`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn blocks(at: Shape, wide: usize, mut block: impl FnMut(usize, usize, bool, bool)) {
+    let Shape { rows, groups, .. } = at;
+    for start in (0..rows).step_by(ROW_BLOCK) {
+        let end = (start + ROW_BLOCK).min(rows);
+        let mut g = 0;
+        while g < groups {
+            let whole = g + wide <= groups;
+            let mut m = start;
+            while m < end {
+                let four_rows = m + 4 <= end;
+                block(m, g, four_rows, whole);
+                m += if four_rows { 4 } else { 1 };
+            }
+            g += if whole { wide } else { groups - g };
+        }
+    }
+}
+
 /// The same sums with AVX2 alone. `vpmaddubsw` multiplies unsigned by
 /// signed bytes into saturating `i16` pairs, which `x + 128` (up to 255)
 /// times a weight (up to 127) would overflow; so each step takes `|q|` of
@@ -239,7 +265,7 @@ fn portable_products(xq: &[u8], x_scales: &[f32], packed: &[i8], back: &Dequant,
 mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::{Dequant, GROUP, ROW_BLOCK, Shape};
+    use super::{Dequant, GROUP, Shape};
 
     /// `R` rows by one group of 16 outputs (two registers of 8 sums each).
     ///
@@ -302,25 +328,19 @@ mod avx2 {
         at: Shape,
         out: &mut [f32],
     ) {
-        let Shape { rows, width, groups } = at;
+        let Shape { width, groups, .. } = at;
         let inputs = (xq.as_ptr(), x_scales.as_ptr(), packed.as_ptr());
         let y = out.as_mut_ptr();
-        for start in (0..rows).step_by(ROW_BLOCK) {
-            let end = (start + ROW_BLOCK).min(rows);
-            for g in 0..groups {
-                let mut m = start;
-                while m + 4 <= end {
-                    // SAFETY: rows m..m + 4 and group g exist.
-                    unsafe { block::<4>(inputs, back, y, (m, g, width, groups)) };
-                    m += 4;
-                }
-                while m < end {
-                    // SAFETY: row m and group g exist.
-                    unsafe { block::<1>(inputs, back, y, (m, g, width, groups)) };
-                    m += 1;
+        super::blocks(at, 1, |m, g, four_rows, _| {
+            // SAFETY: rows m.. and group g exist as the flag says.
+            unsafe {
+                if four_rows {
+                    block::<4>(inputs, back, y, (m, g, width, groups))
+                } else {
+                    block::<1>(inputs, back, y, (m, g, width, groups))
                 }
             }
-        }
+        });
     }
 }
 
@@ -328,7 +348,7 @@ mod avx2 {
 mod vnni {
     use std::arch::x86_64::*;
 
-    use super::{Dequant, GROUP, ROW_BLOCK, Shape};
+    use super::{Dequant, GROUP, Shape};
 
     /// `R` rows by `G` groups of 16 outputs: `R × G` registers of sums, each
     /// step broadcasting 4 bytes of a row against 64 bytes of a group; then
@@ -415,39 +435,20 @@ mod vnni {
         at: Shape,
         out: &mut [f32],
     ) {
-        let Shape { rows, width, groups } = at;
+        let Shape { width, groups, .. } = at;
         let inputs = (xq.as_ptr(), x_scales.as_ptr(), packed.as_ptr());
         let y = out.as_mut_ptr();
-        for start in (0..rows).step_by(ROW_BLOCK) {
-            let end = (start + ROW_BLOCK).min(rows);
-            let mut g = 0;
-            while g < groups {
-                let four = g + 4 <= groups;
-                let mut m = start;
-                while m < end {
-                    let rows4 = m + 4 <= end;
-                    // SAFETY: rows m.. and groups g.. exist as the flags say.
-                    unsafe {
-                        match (rows4, four) {
-                            (true, true) => block::<4, 4>(inputs, back, y, (m, g, width, groups)),
-                            (false, true) => block::<1, 4>(inputs, back, y, (m, g, width, groups)),
-                            (true, false) => {
-                                for j in g..groups {
-                                    block::<4, 1>(inputs, back, y, (m, j, width, groups));
-                                }
-                            }
-                            (false, false) => {
-                                for j in g..groups {
-                                    block::<1, 1>(inputs, back, y, (m, j, width, groups));
-                                }
-                            }
-                        }
-                    }
-                    m += if rows4 { 4 } else { 1 };
+        super::blocks(at, 4, |m, g, four_rows, four_groups| {
+            // SAFETY: rows m.. and groups g.. exist as the flags say.
+            unsafe {
+                match (four_rows, four_groups) {
+                    (true, true) => block::<4, 4>(inputs, back, y, (m, g, width, groups)),
+                    (false, true) => block::<1, 4>(inputs, back, y, (m, g, width, groups)),
+                    (true, false) => (g..groups).for_each(|j| block::<4, 1>(inputs, back, y, (m, j, width, groups))),
+                    (false, false) => (g..groups).for_each(|j| block::<1, 1>(inputs, back, y, (m, j, width, groups))),
                 }
-                g += if four { 4 } else { groups - g };
             }
-        }
+        });
     }
 }
 

@@ -57,11 +57,26 @@ pub enum Precision {
 }
 
 impl Precision {
+    /// Every precision, as a flag or a config lists them.
+    pub const ALL: [Precision; 2] = [Precision::Int8, Precision::F32];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Precision::F32 => "f32",
             Precision::Int8 => "int8",
         }
+    }
+}
+
+impl std::str::FromStr for Precision {
+    type Err = String;
+
+    /// A precision by its name (`int8`, `f32`); the error names the choices.
+    fn from_str(name: &str) -> Result<Self, String> {
+        Precision::ALL.into_iter().find(|p| p.as_str() == name).ok_or_else(|| {
+            let names: Vec<&str> = Precision::ALL.iter().map(|p| p.as_str()).collect();
+            format!("unknown precision `{name}`: use one of {}", names.join(", "))
+        })
     }
 }
 
@@ -732,6 +747,14 @@ pub(crate) fn pseudo_values(len: usize, seed: u32, amplitude: f32) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_precision_parses_from_its_name_and_any_other_name_is_refused_with_the_choices() {
+        for p in Precision::ALL {
+            assert_eq!(p.as_str().parse::<Precision>(), Ok(p));
+        }
+        assert_eq!("f16".parse::<Precision>(), Err("unknown precision `f16`: use one of int8, f32".to_string()));
+    }
 
     /// The element-wise loops compiled for AVX2 give the plain build's bits
     /// (layer norms over a width of 20: one vector of partial sums and a

@@ -12,8 +12,7 @@ use swc_ecma_ast::{
     ArrowExpr, ArrowFunctionBody, BinaryOp, Callee, Decl, Expr, Lit, MemberProp, Pat, Stmt, TsType, UnaryOp,
 };
 
-use crate::program::{has_default, unparen};
-use crate::schema::SchemaGen;
+use crate::schema::{SchemaGen, has_default};
 
 /// How deep names may lead through their initializers.
 const MAX_DEPTH: usize = 12;
@@ -604,5 +603,13 @@ pub(crate) fn pattern_names(p: &Pat) -> Vec<String> {
         Pat::Assign(a) => pattern_names(&a.left),
         Pat::Rest(r) => pattern_names(&r.arg),
         _ => Vec::new(),
+    }
+}
+
+/// The expression inside any parentheses around it.
+pub(crate) fn unparen(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => unparen(&p.expr),
+        other => other,
     }
 }

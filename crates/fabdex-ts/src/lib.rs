@@ -17,6 +17,7 @@
 pub const EXTRACTOR_VERSION: u32 = 4;
 
 pub mod cf_spec;
+mod decls;
 mod extract;
 mod infer;
 mod literal_order;

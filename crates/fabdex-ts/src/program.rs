@@ -15,8 +15,8 @@ use swc_common::Spanned;
 use swc_ecma_visit::{Visit, VisitWith};
 
 use crate::extract::{Parsed, parse, strip, top_level_bindings};
-use crate::infer::{Binding, Scope, bind_declarators, call_member, expr_schema, name_schema};
-use crate::schema::{SchemaGen, TypeEnv, is_default_ref, is_stream_schema};
+use crate::infer::{Binding, Scope, bind_declarators, call_member, expr_schema, name_schema, unparen};
+use crate::schema::{SchemaGen, TypeEnv, has_default, is_stream_schema};
 
 /// The order in which a relative specifier is tried against the files that exist.
 pub const RESOLUTION_SUFFIXES: [&str; 8] = ["", ".ts", ".tsx", ".js", ".jsx", ".mts", ".mjs", ".d.ts"];
@@ -339,15 +339,6 @@ fn bound_call<'e>(e: &Expr, locals: &HashMap<&str, &'e Expr>) -> Option<&'e Expr
     matches!(&c.callee, Callee::Expr(callee) if matches!(&**callee, Expr::Ident(_))).then_some(init)
 }
 
-/// Whether a field type carries a default: `Default<T, V>` or `T | Default<V>`.
-pub(crate) fn has_default(t: &TsType) -> bool {
-    match t {
-        TsType::TsUnionOrIntersectionType(swc_ecma_ast::TsUnionOrIntersectionType::TsUnionType(u)) => {
-            u.types.iter().any(|m| is_default_ref(m))
-        }
-        other => is_default_ref(other),
-    }
-}
 /// `new Writable<T>(init)`, `new Cell(init)`, `Writable.of<T>(init)`,
 /// `Writable.perSession(init)` and `cell<T>(init)`, each optionally named with
 /// `.for(cause)`: the written type argument and the initial value.
@@ -387,13 +378,6 @@ fn cell_constructor(e: &Expr) -> Option<(Option<&TsType>, Option<&Expr>)> {
             })
         }
         _ => None,
-    }
-}
-
-pub(crate) fn unparen(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => unparen(&p.expr),
-        other => other,
     }
 }
 

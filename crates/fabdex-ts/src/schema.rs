@@ -23,10 +23,11 @@ use serde_json::{Map, Value, json};
 use swc_common::comments::Comments;
 use swc_common::{BytePos, Spanned};
 use swc_ecma_ast::{
-    Decl, Expr, Lit, ModuleDecl, ModuleItem, Stmt, TsEntityName, TsEnumDecl, TsEnumMemberId, TsInterfaceDecl,
-    TsKeywordTypeKind, TsLit, TsType, TsTypeAliasDecl, TsTypeElement, TsUnionOrIntersectionType,
+    Decl, Expr, Lit, ModuleDecl, ModuleItem, Stmt, TsEntityName, TsEnumMemberId, TsKeywordTypeKind, TsLit, TsType,
+    TsTypeElement, TsUnionOrIntersectionType,
 };
 
+use crate::decls::DeclRef;
 use crate::extract::{Parsed, top_level_bindings};
 use crate::literal_order::LiteralOrder;
 
@@ -53,14 +54,6 @@ fn scope_of(name: &str) -> Option<&'static str> {
         "PerAny" => "any",
         _ => return None,
     })
-}
-
-/// A type declaration found in a program file.
-#[derive(Clone, Copy)]
-pub(crate) enum DeclRef<'a> {
-    Interface(usize, &'a TsInterfaceDecl),
-    Alias(usize, &'a TsTypeAliasDecl),
-    Enum(&'a TsEnumDecl),
 }
 
 /// The type declarations of a program's files, by name (first file wins).
@@ -1943,6 +1936,16 @@ fn ui_renderable() -> Value {
     })
 }
 
+/// Whether a field type carries a default: `Default<T, V>` or `T | Default<V>`.
+pub(crate) fn has_default(t: &TsType) -> bool {
+    match t {
+        TsType::TsUnionOrIntersectionType(swc_ecma_ast::TsUnionOrIntersectionType::TsUnionType(u)) => {
+            u.types.iter().any(|m| is_default_ref(m))
+        }
+        other => is_default_ref(other),
+    }
+}
+
 /// `Default<…>`, as a union member.
 pub(crate) fn is_default_ref(t: &TsType) -> bool {
     matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, TsEntityName::Ident(id) if id.sym == *"Default"))
@@ -2287,5 +2290,149 @@ const ODD = { anyOf: [{ type: "string" }] } as const;
         // Not cyclic: stays inline.
         let s = gen_for("interface Leaf { name: string }", "{ leaves: Leaf[] }");
         assert_eq!(s["properties"]["leaves"]["type"], "array");
+    }
+
+    /// [`TypeEnv::literal_order`]: the compiler's order of literal types.
+    mod literal_order {
+        use crate::extract::parse;
+        use serde_json::json;
+
+        #[test]
+        fn pre_created_literals_then_entry_text_order_with_referenced_types_resolved_lazily() {
+            let files = [
+                parse(
+                    "main.tsx",
+                    r#"import { B } from "./other.ts";
+    const k = { "key": 1 };
+    f(`stored`);
+    type A = "text" | "number" | B;
+    g("late");"#,
+                ),
+                parse("other.ts", r#"export type B = "user" | "late"; export const unused = "never";"#),
+            ];
+            let env = crate::schema::TypeEnv::new(&files);
+            let order = env.literal_order();
+            let mut values = vec![
+                json!(null),
+                json!("late"),
+                json!("user"),
+                json!("stored"),
+                json!("text"),
+                json!("number"),
+                json!(""),
+                json!("x"),
+            ];
+            order.sort(&mut values);
+            // "" and "number" exist before any source; then the entry in text
+            // order, with B's literals read at its reference, before `g("late")`;
+            // never-seen values last.
+            assert_eq!(
+                values,
+                vec![
+                    json!(""),
+                    json!("number"),
+                    json!("stored"),
+                    json!("text"),
+                    json!("user"),
+                    json!("late"),
+                    json!("x"),
+                    json!(null)
+                ]
+            );
+            // Import specifiers, property keys and unreferenced code are not counted.
+            assert_eq!(order.rank(&json!("./other.ts")), usize::MAX);
+            assert_eq!(order.rank(&json!("key")), usize::MAX);
+            assert_eq!(order.rank(&json!("never")), usize::MAX);
+            assert!(order.rank(&json!(1)) < order.rank(&json!("stored")));
+        }
+
+        #[test]
+        fn function_bodies_are_deferred_and_api_declarations_are_not_read_at_a_reference() {
+            let program = [parse(
+                "main.tsx",
+                r#"import { Scope } from "commonfabric";
+    const later = () => { g("deferred", () => "deeper"); };
+    compute(() => "returned");
+    let s: Scope;
+    h("top", "user");"#,
+            )];
+            let api = [parse("index.d.ts", r#"export type Scope = "space" | "user";"#)];
+            let env = crate::schema::TypeEnv::with_check_order(&program, &api, &[0]);
+            let order = env.literal_order();
+            let rank = |v: &str| order.rank(&json!(v));
+            // A call argument's returned expression is checked in place; the
+            // other bodies after the file's statements, nested ones last.
+            assert!(rank("returned") < rank("top"));
+            assert!(rank("top") < rank("deferred"));
+            assert!(rank("deferred") < rank("deeper"));
+            // Naming the API's `Scope` reads none of its members.
+            assert!(rank("user") < usize::MAX);
+            assert_eq!(rank("space"), usize::MAX);
+        }
+
+        #[test]
+        fn api_use_contextual_typing_and_inference_create_literals_where_the_checker_does() {
+            let api = [parse(
+                "index.d.ts",
+                r#"export type CellScope = "space" | "user" | "session";
+    export type Msg = { role: "user" | "assistant" | "system" | "tool"; content: string };
+    export declare const send: (m: Msg) => void;
+    export type GenFn = <T = unknown>(params: { tone?: string; pick?: string; skip?: string }) => T;
+    export declare const gen: GenFn;
+    export declare const plain: (params: { mood?: string }) => void;
+    export declare const cell: <T>(value: T) => T;"#,
+            )];
+            let ranks = |src: &str, values: &[&str]| -> Vec<usize> {
+                let program = [parse("main.tsx", src)];
+                let env = crate::schema::TypeEnv::with_check_order(&program, &api, &[0]);
+                let order = env.literal_order();
+                values.iter().map(|v| order.rank(&json!(v))).collect()
+            };
+            let imports = r#"import { send, gen, plain, cell } from "commonfabric";"#;
+            // The first API call instantiates the cell brand types: the scope's
+            // literals exist from then on.
+            let r = ranks(&format!("{imports}\nh(\"a\");\ncell(1);\nh(\"b\");"), &["a", "user", "b"]);
+            assert!(r[0] < r[1] && r[1] < r[2], "{r:?}");
+            // A key of a contextually typed object literal resolves that member
+            // (the role union, `assistant` included) before what follows.
+            let r = ranks(
+                &format!("{imports}\nsend({{ role: \"user\", content: \"\" }});\nh(\"later\");"),
+                &["assistant", "later"],
+            );
+            assert!(r[0] < r[1], "{r:?}");
+            let r = ranks(
+                &format!("{imports}\nconst m: Msg = {{ role: \"user\", content: \"\" }};\nh(\"later\");"),
+                &["tool", "later"],
+            );
+            assert!(r[0] < r[1], "{r:?}");
+            // Inferring a generic call's type arguments creates the keys' literal
+            // types; a plain call does not.
+            let r = ranks(&format!("{imports}\ngen({{ tone: \"t\" }});\nplain({{ mood: \"m\" }});"), &["tone", "mood"]);
+            assert!(r[0] < usize::MAX && r[1] == usize::MAX, "{r:?}");
+            // A call argument's return reads its bindings' initializers in place;
+            // the rest of the body waits for the end of the file.
+            let r = ranks(
+                &format!(
+                    "{imports}\nwrap(() => {{ const r = gen({{ pick: \"x\" }}); const s = gen({{ skip: \"y\" }}); return r; }});\nh(\"later\");"
+                ),
+                &["pick", "later", "skip"],
+            );
+            assert!(r[0] < r[1] && r[1] < r[2], "{r:?}");
+        }
+
+        #[test]
+        fn imported_files_are_read_after_the_entry_in_check_order() {
+            let files = [
+                parse("main.tsx", r#"import { x } from "./b.ts"; f("main");"#),
+                parse("a.ts", r#"export const a = "unreached";"#),
+                parse("b.ts", r#"export const x = "imported";"#),
+            ];
+            let env = crate::schema::TypeEnv::with_check_order(&files, &[], &[0, 2, 1]);
+            let order = env.literal_order();
+            assert!(order.rank(&json!("main")) < order.rank(&json!("imported")));
+            assert!(order.rank(&json!("imported")) < order.rank(&json!("unreached")));
+            let env = crate::schema::TypeEnv::new(&files);
+            assert_eq!(env.literal_order().rank(&json!("imported")), usize::MAX);
+        }
     }
 }
