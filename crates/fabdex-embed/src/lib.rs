@@ -99,6 +99,13 @@ pub enum Role {
 
 pub use int8::Int8Kernel;
 
+/// Version of the encoder's arithmetic. A change that moves any vector's
+/// bits (the order of a sum, a kernel's rounding) bumps it, so that vectors
+/// cached or carried from an earlier encoder are not mixed with fresh ones:
+/// an index keys its vector cache, its table and its snapshot id by it.
+/// 2: attention per head and layer-norm sums over 16 partials (stop 38).
+pub const ENCODER_VERSION: u32 = 2;
+
 /// The kernel int8 encoding runs on, on this CPU: AVX-512 VNNI, else AVX2,
 /// else the portable loop. They give the same vectors at different speeds.
 pub fn int8_kernel() -> Int8Kernel {

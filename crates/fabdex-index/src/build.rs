@@ -799,8 +799,9 @@ fn snapshot_id(
         use crate::embeddings::{HEADING_TOKENS, MAX_PASSAGES, MAX_TOKENS, PROGRAM_TEXT_VERSION, TEXT_VERSION};
         h.update(
             format!(
-                "embeddings {} {MAX_TOKENS} passages {MAX_PASSAGES} heading {HEADING_TOKENS} text {TEXT_VERSION} programs {PROGRAM_TEXT_VERSION}{}\n",
+                "embeddings {} {MAX_TOKENS} passages {MAX_PASSAGES} heading {HEADING_TOKENS} text {TEXT_VERSION} programs {PROGRAM_TEXT_VERSION} encoder {}{}\n",
                 model.digest,
+                fabdex_embed::ENCODER_VERSION,
                 // f32 indexes keep the ids they had before precisions existed.
                 match precision {
                     fabdex_embed::Precision::F32 => String::new(),
@@ -930,8 +931,8 @@ fn write_embeddings(
 }
 
 /// The published snapshot's sentence embeddings, when an incremental build
-/// can carry its unchanged units' vectors: the same model, precision and
-/// bounds. Counts how many of its truncated units are gone (their previous
+/// can carry its unchanged units' vectors: the same model, precision,
+/// encoder version and bounds. Counts how many of its truncated units are gone (their previous
 /// sources tokenized again: a few units).
 fn carried_vectors<'a>(
     carry: Option<&'a Carry>,

@@ -10,8 +10,9 @@
 //! encode a question, and refuses any other.
 //!
 //! Encoding is the slow part of such a build, so each vector is cached in the
-//! index's `cache/` folder under the model's digest and the passage's token
-//! ids: a rebuild encodes only the passages whose text changed.
+//! index's `cache/` folder under the model's digest, the precision, the
+//! encoder version and the passage's token ids: a rebuild encodes only the
+//! passages whose text changed.
 
 use std::path::{Path, PathBuf};
 
@@ -89,6 +90,10 @@ pub struct EmbeddingsHeader {
     /// (Tables before precisions were `f32`.)
     #[serde(default)]
     pub precision: Precision,
+    /// [`fabdex_embed::ENCODER_VERSION`] of the encoder that computed the
+    /// vectors (0: a table from before versions were recorded).
+    #[serde(default)]
+    pub encoder_version: u32,
     /// Tokens per passage.
     pub max_tokens: usize,
     /// Passages per unit at most.
@@ -392,13 +397,10 @@ pub fn passages(encoder: &SentenceEncoder, source: &UnitSource) -> Result<(Vec<V
     Ok((out, cut))
 }
 
-/// Encode every unit's passages, reusing cached vectors. `progress` is told
-/// how many passages are done after each batch, out of the total it is
-/// first given.
 /// What an incremental build carries into [`compute`]: the published
-/// snapshot's table (same model, precision and bounds) and, per unit, the
-/// unit of it that is unchanged; `gone_truncated` is how many of the
-/// previous table's truncated units are gone (edited or removed).
+/// snapshot's table (same model, precision, encoder version and bounds) and,
+/// per unit, the unit of it that is unchanged; `gone_truncated` is how many
+/// of the previous table's truncated units are gone (edited or removed).
 pub struct CarriedVectors<'a> {
     pub previous: &'a UnitEmbeddings,
     pub units: &'a [Option<u32>],
@@ -411,6 +413,7 @@ impl CarriedVectors<'_> {
         let h = &previous.header;
         h.model.digest == encoder.identity().digest
             && h.precision == encoder.precision()
+            && h.encoder_version == fabdex_embed::ENCODER_VERSION
             && h.max_tokens == MAX_TOKENS
             && h.max_passages == MAX_PASSAGES
     }
@@ -422,6 +425,9 @@ pub fn truncated(encoder: &SentenceEncoder, source: &UnitSource) -> Result<bool>
     Ok(passages(encoder, source)?.1)
 }
 
+/// Encode every unit's passages, reusing cached vectors. `progress` is told
+/// how many passages are done after each batch, out of the total it is
+/// first given.
 pub fn compute(
     encoder: &SentenceEncoder,
     sources: &[UnitSource],
@@ -431,11 +437,7 @@ pub fn compute(
 ) -> Result<(UnitEmbeddings, EncodeStats)> {
     let model = encoder.identity().clone();
     let dim = model.dim;
-    let precision = match encoder.precision() {
-        Precision::F32 => String::new(),
-        p => format!("-{}", p.as_str()),
-    };
-    let cache = cache_root.join(format!("embed-{}{precision}-ids", &model.digest["blake3:".len()..][..16]));
+    let cache = cache_root.join(cache_folder(&model, encoder.precision()));
     std::fs::create_dir_all(&cache).with_context(|| format!("cannot create `{}`", cache.display()))?;
     let carried_of = |u: usize| carried.and_then(|c| c.units[u]);
     // Units carried from the previous table are neither tokenized nor looked up.
@@ -473,6 +475,7 @@ pub fn compute(
         model,
         model_dir: encoder.dir().canonicalize().unwrap_or_else(|_| encoder.dir().to_path_buf()).display().to_string(),
         precision: encoder.precision(),
+        encoder_version: fabdex_embed::ENCODER_VERSION,
         max_tokens: MAX_TOKENS,
         max_passages: MAX_PASSAGES,
         units: sources.len(),
@@ -480,6 +483,17 @@ pub fn compute(
         truncated,
     };
     Ok((UnitEmbeddings::new(header, counts, vectors), stats))
+}
+
+/// The cache folder of one model, precision and encoder version
+/// (`embed-<digest>[-int8]-e<version>-ids`): vectors of any two differ.
+fn cache_folder(model: &ModelIdentity, precision: Precision) -> String {
+    let digest = &model.digest["blake3:".len()..][..16];
+    let precision = match precision {
+        Precision::F32 => String::new(),
+        p => format!("-{}", p.as_str()),
+    };
+    format!("embed-{digest}{precision}-e{}-ids", fabdex_embed::ENCODER_VERSION)
 }
 
 /// The vector of each passage's token ids: from the cache (keyed by the
@@ -556,6 +570,7 @@ mod tests {
             model: ModelIdentity { name: "m".into(), digest: "blake3:00".into(), dim: 2 },
             model_dir: "/m".into(),
             precision: Precision::Int8,
+            encoder_version: fabdex_embed::ENCODER_VERSION,
             max_tokens: MAX_TOKENS,
             max_passages: MAX_PASSAGES,
             units: 2,
@@ -583,6 +598,29 @@ mod tests {
         let bad = UnitEmbeddings::new(table.header.clone(), vec![1, 1], vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8]);
         let err = UnitEmbeddings::from_bytes(&bad.to_bytes()).unwrap_err().to_string();
         assert!(err.contains("add up to 2"), "{err}");
+    }
+
+    /// Vectors of another encoder version are neither carried nor read from
+    /// the cache: their bits differ from a fresh encoding's.
+    #[test]
+    fn vectors_of_another_encoder_version_are_not_carried_or_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        fabdex_embed::tiny::write_tiny_model(dir.path(), &["wish", "cell"], 3).unwrap();
+        let encoder = load_model(dir.path(), Precision::Int8).unwrap();
+        let sources = [UnitSource { heading: "wish".into(), lead: None, body: "a wish for a cell".into() }];
+        let cache = dir.path().join("cache");
+        let (table, stats) = compute(&encoder, &sources, None, &cache, &|_, _| {}).unwrap();
+        assert_eq!((stats.encoded, table.header.encoder_version), (1, fabdex_embed::ENCODER_VERSION));
+        let folder = format!("-int8-e{}-ids", fabdex_embed::ENCODER_VERSION);
+        let made: Vec<String> =
+            std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert!(made.len() == 1 && made[0].starts_with("embed-") && made[0].ends_with(&folder), "{made:?}");
+        assert!(CarriedVectors::fits(&table, &encoder));
+        for other in [0, fabdex_embed::ENCODER_VERSION + 1] {
+            let mut old = table.clone();
+            old.header.encoder_version = other;
+            assert!(!CarriedVectors::fits(&old, &encoder), "version {other} is carried");
+        }
     }
 
     #[test]
