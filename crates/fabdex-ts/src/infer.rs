@@ -86,7 +86,7 @@ fn is_array(schema: &Value) -> bool {
 /// `f(…).field`, where `f` is a builtin declared with a function type (with
 /// the platform's API declarations) or a pattern factory with a known output.
 pub(crate) fn call_member<'a>(init: &'a Expr, field: &str, g: &mut SchemaGen<'_, 'a>) -> Option<Value> {
-    let Expr::Call(c) = unparen(init) else { return None };
+    let Expr::Call(c) = Expr::unwrap_parens(init) else { return None };
     let Callee::Expr(callee) = &c.callee else { return None };
     let Expr::Ident(f) = &**callee else { return None };
     let type_args: Vec<&TsType> = c.type_args.iter().flat_map(|a| a.params.iter().map(|b| &**b)).collect();
@@ -183,7 +183,7 @@ fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, 
                 (is_array(&target) || target == string()).then(number)
             }
             MemberProp::Ident(p) => {
-                let bound_call = match unparen(&m.obj) {
+                let bound_call = match Expr::unwrap_parens(&m.obj) {
                     Expr::Ident(id) => match scope.binding(&id.sym) {
                         Some(Binding::Init(init)) => Some(init),
                         _ => None,
@@ -603,13 +603,5 @@ pub(crate) fn pattern_names(p: &Pat) -> Vec<String> {
         Pat::Assign(a) => pattern_names(&a.left),
         Pat::Rest(r) => pattern_names(&r.arg),
         _ => Vec::new(),
-    }
-}
-
-/// The expression inside any parentheses around it.
-pub(crate) fn unparen(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => unparen(&p.expr),
-        other => other,
     }
 }

@@ -15,7 +15,7 @@ use swc_common::Spanned;
 use swc_ecma_visit::{Visit, VisitWith};
 
 use crate::extract::{Parsed, parse, strip, top_level_bindings};
-use crate::infer::{Binding, Scope, bind_declarators, call_member, expr_schema, name_schema, unparen};
+use crate::infer::{Binding, Scope, bind_declarators, call_member, expr_schema, name_schema};
 use crate::schema::{SchemaGen, TypeEnv, has_default, is_stream_schema};
 
 /// The order in which a relative specifier is tried against the files that exist.
@@ -117,12 +117,12 @@ fn returned_object(call: &CallExpr) -> Option<(&ObjectLit, Vec<String>, Option<S
         _ => Vec::new(),
     };
     let object = match &*arrow.body {
-        ArrowFunctionBody::Expr(e) => match unparen(e) {
+        ArrowFunctionBody::Expr(e) => match Expr::unwrap_parens(e) {
             Expr::Object(o) => o,
             _ => return None,
         },
         ArrowFunctionBody::FunctionBody(b) => b.stmts.iter().rev().find_map(|s| match s {
-            Stmt::Return(r) => match r.arg.as_deref().map(unparen) {
+            Stmt::Return(r) => match r.arg.as_deref().map(Expr::unwrap_parens) {
                 Some(Expr::Object(o)) => Some(o),
                 _ => None,
             },
@@ -214,7 +214,7 @@ fn mark_wrapper_tier<'a>(
         }
     }
     // Body constants holding a session cell: `new Writable.perSession(…)`.
-    let session_cell = |e: &Expr| match unparen(e) {
+    let session_cell = |e: &Expr| match Expr::unwrap_parens(e) {
         Expr::New(n) => {
             matches!(&*n.callee, Expr::Member(m) if matches!(&m.prop, MemberProp::Ident(p) if p.sym == *"perSession"))
         }
@@ -335,7 +335,7 @@ fn collect_identifiers(body: &ArrowFunctionBody, out: &mut Vec<String>) {
 fn bound_call<'e>(e: &Expr, locals: &HashMap<&str, &'e Expr>) -> Option<&'e Expr> {
     let Expr::Ident(id) = e else { return None };
     let init = *locals.get(id.sym.as_ref())?;
-    let Expr::Call(c) = unparen(init) else { return None };
+    let Expr::Call(c) = Expr::unwrap_parens(init) else { return None };
     matches!(&c.callee, Callee::Expr(callee) if matches!(&**callee, Expr::Ident(_))).then_some(init)
 }
 
@@ -362,7 +362,7 @@ fn cell_constructor(e: &Expr) -> Option<(Option<&TsType>, Option<&Expr>)> {
             if let Expr::Member(m) = &**callee
                 && matches!(&m.prop, MemberProp::Ident(p) if p.sym == *"for")
             {
-                return cell_constructor(unparen(&m.obj));
+                return cell_constructor(Expr::unwrap_parens(&m.obj));
             }
             let callee_ok = match &**callee {
                 Expr::Ident(id) => id.sym == *"cell",
@@ -430,14 +430,14 @@ fn infer_result(
             notes.push("result: a property whose name is not written out".into());
             continue;
         };
-        let ident = match value.map(unparen) {
+        let ident = match value.map(Expr::unwrap_parens) {
             None => Some(key.clone()),
             Some(Expr::Ident(i)) => Some(i.sym.to_string()),
             _ => None,
         };
         let written = value;
         // `state.value`, where `state` is the whole input, is the field `value`.
-        let input_field = match value.map(unparen) {
+        let input_field = match value.map(Expr::unwrap_parens) {
             Some(Expr::Member(m)) => match (&*m.obj, &m.prop) {
                 (Expr::Ident(obj), MemberProp::Ident(field)) if whole.as_deref() == Some(obj.sym.as_ref()) => {
                     Some(field.sym.to_string())
@@ -448,7 +448,7 @@ fn infer_result(
         };
         // A name bound in the pattern body stands for its initializer.
         // A handler factory returned unbound is a stream with no known event.
-        let unbound_handler = matches!(value.map(unparen), None | Some(Expr::Ident(_)))
+        let unbound_handler = matches!(value.map(Expr::unwrap_parens), None | Some(Expr::Ident(_)))
             && ident.as_ref().is_some_and(|name| {
                 !params.contains(name) && !locals.contains_key(name.as_str()) && handlers.contains_key(name.as_str())
             });
@@ -465,7 +465,7 @@ fn infer_result(
             .as_deref()
             .filter(|name| !params.contains(&name.to_string()))
             .and_then(|name| scope.written_type(name));
-        let schema = match value.map(unparen) {
+        let schema = match value.map(Expr::unwrap_parens) {
             _ if written_type.is_some() => written_type.map(|t| generator.ty(t)),
             _ if unbound_handler => Some(json!({ "asCell": ["stream"] })),
             // A bound handler or an action is a stream of its event.
@@ -487,23 +487,24 @@ fn infer_result(
             // `state.field`, where `state = f(…)` and `f` is declared with a
             // function type (the platform's builtins, with its API declarations).
             Some(Expr::Member(m))
-                if matches!(&m.prop, MemberProp::Ident(_)) && bound_call(unparen(&m.obj), &locals).is_some() =>
+                if matches!(&m.prop, MemberProp::Ident(_))
+                    && bound_call(Expr::unwrap_parens(&m.obj), &locals).is_some() =>
             {
                 let MemberProp::Ident(field) = &m.prop else { unreachable!() };
-                let init = bound_call(unparen(&m.obj), &locals).unwrap();
+                let init = bound_call(Expr::unwrap_parens(&m.obj), &locals).unwrap();
                 call_member(init, &field.sym, &mut generator)
             }
             // The `.length` of an array literal bound by name is a number; of
             // an `as const` one (a tuple), its literal length.
             Some(Expr::Member(m)) if matches!(&m.prop, MemberProp::Ident(p) if p.sym == *"length") => {
-                let target = match unparen(&m.obj) {
+                let target = match Expr::unwrap_parens(&m.obj) {
                     Expr::Ident(id) => {
                         locals.get(id.sym.as_ref()).or_else(|| module_consts.get(id.sym.as_ref())).copied()
                     }
                     _ => None,
                 };
-                match target.map(unparen) {
-                    Some(Expr::TsConstAssertion(c)) => match unparen(&c.expr) {
+                match target.map(Expr::unwrap_parens) {
+                    Some(Expr::TsConstAssertion(c)) => match Expr::unwrap_parens(&c.expr) {
                         Expr::Array(a) => Some(json!({ "type": "number", "enum": [a.elems.len()] })),
                         _ => None,
                     },
@@ -517,7 +518,7 @@ fn infer_result(
             // widened type.
             Some(e @ (Expr::New(_) | Expr::Call(_))) if cell_constructor(e).is_some() => {
                 let (type_arg, first) = cell_constructor(e).unwrap();
-                match (type_arg, first.map(unparen)) {
+                match (type_arg, first.map(Expr::unwrap_parens)) {
                     (Some(t), _) => Some(generator.ty(t)),
                     (None, Some(Expr::Lit(Lit::Str(_)))) => Some(json!({ "type": "string" })),
                     (None, Some(Expr::Lit(Lit::Num(_)))) => Some(json!({ "type": "number" })),
@@ -561,7 +562,7 @@ fn infer_result(
             }
         });
         forces_rebuild |= explicit.is_some_and(mentions_scope_wrapper);
-        let rebuilt = match written.map(unparen) {
+        let rebuilt = match written.map(Expr::unwrap_parens) {
             Some(Expr::Lit(Lit::Str(s))) => Some(json!({ "type": "string", "enum": [s.value.to_string_lossy()] })),
             Some(Expr::Tpl(t)) if t.exprs.is_empty() && t.quasis.len() == 1 => {
                 let text = t.quasis[0].cooked.as_ref().map(|c| c.to_string_lossy().into_owned());
@@ -816,7 +817,9 @@ fn schema_sites(module: &swc_ecma_ast::Module, main: &CallExpr) -> Vec<TsType> {
             n.visit_children_with(self);
             if let Some(args) = &n.type_args {
                 self.out.extend(args.params.iter().map(|t| (**t).clone()));
-            } else if let Some(Expr::TsAs(cast)) = n.args.as_ref().and_then(|a| a.first()).map(|a| unparen(&a.expr)) {
+            } else if let Some(Expr::TsAs(cast)) =
+                n.args.as_ref().and_then(|a| a.first()).map(|a| Expr::unwrap_parens(&a.expr))
+            {
                 // `new Writable(null as T | null)`: the cell's type is the cast's.
                 self.out.push((*cast.type_ann).clone());
             }
