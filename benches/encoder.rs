@@ -145,15 +145,11 @@ fn index_from_scratch(source: &Path, model: &Path, precisions: &str) {
     println!("\n| index of {} from scratch | passages | encoding | passages/s | whole build |", source.display());
     println!("|---|---|---|---|---|");
     for name in precisions.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let precision = match name {
-            "int8" => Precision::Int8,
-            "f32" => Precision::F32,
-            other => panic!("FABDEX_BENCH_INDEX_LABS: `{other}` is not a precision (int8 or f32)"),
-        };
+        let precision: Precision = name.parse().unwrap_or_else(|e| panic!("FABDEX_BENCH_INDEX_LABS: {e}"));
         let out = tempfile::tempdir().unwrap();
         let mut config = fabdex_index::Config::from_roots(&[source.to_path_buf()]).unwrap();
         config.index.embeddings = Some(model.to_path_buf());
-        config.index.embedding_precision = precision;
+        config.index.embedding_precision = Some(precision);
         let t = Instant::now();
         let report = fabdex_index::build(&config, &fabdex_index::BuildOptions::new(out.path().join("index"))).unwrap();
         let whole = t.elapsed().as_secs_f64();

@@ -160,9 +160,10 @@ enum Command {
         /// (`fabdex models add`) or the config names one.
         #[arg(long)]
         no_embeddings: bool,
-        /// How the sentence model computes: `int8` (the default; 2.5 times
-        /// as fast on AVX-512 VNNI) or `f32` (the weights as shipped).
-        /// Overrides the config's `[index] embedding_precision`.
+        /// How the sentence model computes: `int8` (about 3 times f32's speed
+        /// on AVX-512 VNNI, slower than f32 without it) or `f32` (the weights
+        /// as shipped). Overrides the config's `[index] embedding_precision`;
+        /// with neither, the faster on this CPU.
         #[arg(long, value_name = "PRECISION", value_parser = precision_parser())]
         embedding_precision: Option<fabdex_embed::Precision>,
         /// Build whole: carry no search document or semantic vector from the
@@ -613,7 +614,7 @@ fn run(cli: Cli) -> Result<()> {
                 anyhow::bail!("give --embeddings DIR (or $FABDEX_EMBEDDINGS) or --no-embeddings, not both");
             }
             if let Some(precision) = embedding_precision {
-                config.index.embedding_precision = precision;
+                config.index.embedding_precision = Some(precision);
             }
             if no_embeddings {
                 config.index.embeddings = None;
@@ -1620,7 +1621,7 @@ fn print_report(r: &IndexReport) -> Result<()> {
     }
     if let Some(e) = &r.embeddings {
         println!(
-            "embeddings: {} units in {} passages and {} programs by {} ({}; {}{}; {} encoded in {:.1} s, {} from cache, {} carried; {} read only to {} passages)",
+            "embeddings: {} units in {} passages and {} programs by {} ({}; {}{}{}; {} encoded in {:.1} s, {} from cache, {} carried; {} read only to {} passages)",
             c.embedded_units,
             e.passages,
             e.programs,
@@ -1628,6 +1629,7 @@ fn print_report(r: &IndexReport) -> Result<()> {
             e.model_dir,
             e.precision.as_str(),
             e.int8_kernel.as_deref().map(|k| format!(" on {k}")).unwrap_or_default(),
+            e.precision_chosen.map(|c| format!(", {}", c.describe())).unwrap_or_default(),
             e.encoded,
             e.encode_ms as f64 / 1e3,
             e.reused,

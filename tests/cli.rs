@@ -118,30 +118,47 @@ fn pattern_search_files_read_and_deps_from_the_command_line() {
 }
 
 #[test]
-fn the_model_computes_in_int8_unless_asked_for_f32_and_the_report_says_which() {
+fn the_model_computes_in_the_faster_precision_here_unless_one_is_set_and_the_report_says_which() {
     let ws = Workspace::with_corpus();
     let model = ws.path("tiny-model");
     fabdex_embed::tiny::write_tiny_model(&model, &["wish", "cell", "pattern"], 3).unwrap();
     let model = model.to_str().unwrap();
+    let fastest = fabdex_embed::Precision::fastest_here().as_str();
+    let kernel = fabdex_embed::int8_kernel().as_str();
 
-    let (code, out, err) = fabdex(&ws, &["--embeddings", model, "index", "--json", "--out", "int8"]);
+    let (code, out, err) = fabdex(&ws, &["--embeddings", model, "index", "--json", "--out", "auto"]);
+    assert_eq!(code, 0, "{err}");
+    let auto = json(&out);
+    assert_eq!(auto["embeddings"]["precision"], fastest, "unset: the faster on this CPU");
+    assert_eq!(auto["embeddings"]["precision_chosen"], "fastest-here", "{}", auto["embeddings"]);
+
+    let args = ["--embeddings", model, "index", "--json", "--out", "int8", "--embedding-precision", "int8"];
+    let (code, out, err) = fabdex(&ws, &args);
     assert_eq!(code, 0, "{err}");
     let int8 = json(&out);
-    assert_eq!(int8["embeddings"]["precision"], "int8", "int8 is the default");
-    let kernel = int8["embeddings"]["int8_kernel"].as_str().unwrap();
-    assert_eq!(kernel, fabdex_embed::int8_kernel().as_str(), "the report names the loop that ran");
+    assert_eq!(int8["embeddings"]["precision"], "int8");
+    assert_eq!(int8["embeddings"]["precision_chosen"], "set");
+    assert_eq!(int8["embeddings"]["int8_kernel"], kernel, "the report names the loop that ran");
 
     let args = ["--embeddings", model, "index", "--json", "--out", "f32", "--embedding-precision", "f32"];
     let (code, out, err) = fabdex(&ws, &args);
     assert_eq!(code, 0, "{err}");
     let f32 = json(&out);
     assert_eq!(f32["embeddings"]["precision"], "f32");
+    assert_eq!(f32["embeddings"]["precision_chosen"], "set");
     assert!(f32["embeddings"].get("int8_kernel").is_none(), "{}", f32["embeddings"]);
     assert_ne!(f32["snapshot_id"], int8["snapshot_id"], "other vectors, another snapshot");
+    let same = if fastest == "int8" { &int8 } else { &f32 };
+    assert_eq!(auto["snapshot_id"], same["snapshot_id"], "the choice is the same vectors as setting it");
+
     // The text report says the same.
     let (code, out, err) = fabdex(&ws, &["--embeddings", model, "index", "--out", "text"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains(&format!("int8 on {kernel};")), "{out}");
+    let said = match fastest {
+        "int8" => format!("int8 on {kernel}, the faster on this CPU;"),
+        _ => "f32, the faster on this CPU;".to_string(),
+    };
+    assert!(out.contains(&said), "{out}");
 
     let (code, _, err) = fabdex(&ws, &["--embeddings", model, "index", "--out", "bad", "--embedding-precision", "f16"]);
     assert_eq!(code, 2, "{err}");

@@ -43,12 +43,14 @@ pub struct IndexSettings {
     /// search fuses the vectors in. Relative to the config file. Never fetched.
     #[serde(default)]
     pub embeddings: Option<PathBuf>,
-    /// How the model computes: `int8` (the default: 2.5 times f32's speed
-    /// on AVX-512 VNNI, vectors within cosine 0.998 of f32's, the same
-    /// recall@10 on the labs dev questions) or `f32` (the weights as
-    /// shipped). See docs/ranking.md.
-    #[serde(default = "default_precision")]
-    pub embedding_precision: fabdex_embed::Precision,
+    /// How the model computes: `int8` (linear layers in 8-bit integers,
+    /// vectors within cosine 0.998 of f32's, the same recall@10 on the labs
+    /// dev questions) or `f32` (the weights as shipped). Unset: the faster
+    /// on this CPU, int8 where AVX-512 VNNI runs it at about three times
+    /// f32's speed, else f32 ([`fabdex_embed::Precision::fastest_here`]).
+    /// See docs/ranking.md.
+    #[serde(default)]
+    pub embedding_precision: Option<fabdex_embed::Precision>,
     /// How far an incremental build may fold edited units into the semantic
     /// models' fitted space before it refits them: units folded in since the
     /// fit, per unit fitted. 0 refits on every build that changes a unit.
@@ -63,10 +65,6 @@ fn default_semantic_drift() -> f64 {
     DEFAULT_SEMANTIC_DRIFT
 }
 
-fn default_precision() -> fabdex_embed::Precision {
-    fabdex_embed::Precision::Int8
-}
-
 fn default_keep_snapshots() -> usize {
     2
 }
@@ -79,7 +77,7 @@ impl Default for IndexSettings {
             keep_snapshots: default_keep_snapshots(),
             commonfabric_types: None,
             embeddings: None,
-            embedding_precision: default_precision(),
+            embedding_precision: None,
             semantic_drift: DEFAULT_SEMANTIC_DRIFT,
         }
     }
@@ -229,6 +227,23 @@ mod tests {
         assert_eq!(config.roots[0].path, dir.path().join("docs"));
         assert_eq!(config.index.out.as_deref(), Some(dir.path().join("idx").as_path()));
         assert_eq!(config.roots[0].exclude, ["history/**"]);
+        assert_eq!(config.index.embedding_precision, None, "unset: the build picks the faster here");
+    }
+
+    #[test]
+    fn an_embedding_precision_is_read_by_its_name_and_another_is_refused_naming_the_choices() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("docs")).unwrap();
+        let load = |precision: &str| {
+            let text =
+                format!("[index]\nembedding_precision = \"{precision}\"\n[[root]]\nname = \"docs\"\npath = \"docs\"\n");
+            std::fs::write(dir.path().join("fabdex.toml"), text).unwrap();
+            Config::load(&dir.path().join("fabdex.toml")).map_err(|e| format!("{e:#}"))
+        };
+        assert_eq!(load("f32").unwrap().index.embedding_precision, Some(fabdex_embed::Precision::F32));
+        assert_eq!(load("int8").unwrap().index.embedding_precision, Some(fabdex_embed::Precision::Int8));
+        let err = load("f16").unwrap_err();
+        assert!(err.contains("f16") && err.contains("int8") && err.contains("f32"), "{err}");
     }
 
     #[test]
