@@ -142,6 +142,27 @@ fn a_long_unit_is_read_in_passages_that_continue_one_another() {
 }
 
 #[test]
+fn the_model_reads_a_units_prose_before_its_code_blocks() {
+    let ws = Workspace::docs_only();
+    let guide = "# Sharing state\n\nTwo counters can share one number.\n\n\
+                 ```ts\nconst shared = new Writable(0);\n```\n\n\
+                 Pass the same cell to both.\n\n    Counter({ count: shared });\n\n\
+                 - a list item\n\n  ```ts\n  Counter({ count: 0 });\n  ```\n\nEach plain value is its own.\n";
+    fs::write(ws.path("docs/sharing.md"), guide).unwrap();
+    ws.build();
+    let snap = fabdex_index::Snapshot::open(&ws.index_dir()).unwrap();
+    let unit = snap.units().iter().find(|u| u.address == "doc:docs/sharing.md#sharing-state").unwrap();
+    let file = snap.docs.sections[unit.section as usize].file;
+    let source = fabdex_index::embeddings::unit_source(&snap.file_text(file).unwrap(), &snap.docs, unit);
+    let at = |s: &str| source.body.find(s).unwrap_or_else(|| panic!("`{s}` is not in {:?}", source.body));
+    let prose = ["Two counters", "Pass the same cell", "a list item", "Each plain value"].map(at);
+    let code = ["new Writable(0)", "count: shared", "count: 0"].map(at);
+    assert!(prose.is_sorted() && code.is_sorted(), "each kept in its order: {:?}", source.body);
+    assert!(prose[3] < code[0], "every code block (fenced, indented, in a list) after the prose: {:?}", source.body);
+    assert!(source.first_text().starts_with("Sharing state\n"), "{:?}", source.first_text());
+}
+
+#[test]
 fn a_missing_or_different_model_is_an_error_not_a_fallback() {
     let ws = Workspace::docs_only();
     let dir = model(&ws, "model", 1);

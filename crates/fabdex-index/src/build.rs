@@ -920,12 +920,19 @@ fn write_embeddings(
     // A previous table that cannot be carried (a gone file's blob damaged) is not: every unit is then looked up.
     let carried = carried_vectors(step.carry, encoder).ok().flatten();
     let cache = staged.layout.cache();
-    let (table, stats) = crate::embeddings::compute(encoder, &sources, carried.as_ref(), &cache, &|done, total| {
-        if let Some(bar) = &bar {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        }
-    })?;
+    let (table, stats) = crate::embeddings::compute(
+        encoder,
+        &sources,
+        crate::embeddings::TEXT_VERSION,
+        carried.as_ref(),
+        &cache,
+        &|done, total| {
+            if let Some(bar) = &bar {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            }
+        },
+    )?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -936,7 +943,14 @@ fn write_embeddings(
     let program_sources: Vec<_> = step.programs.iter().map(crate::embeddings::program_source).collect();
     let mut program_stats = crate::embeddings::EncodeStats::default();
     if !program_sources.is_empty() {
-        let (programs, s) = crate::embeddings::compute(encoder, &program_sources, None, &cache, &|_, _| {})?;
+        let (programs, s) = crate::embeddings::compute(
+            encoder,
+            &program_sources,
+            crate::embeddings::PROGRAM_TEXT_VERSION,
+            None,
+            &cache,
+            &|_, _| {},
+        )?;
         let bytes = programs.to_bytes();
         write_file(staged.dir.join(crate::embeddings::PROGRAMS_TABLE), &bytes)?;
         tables.insert(crate::embeddings::PROGRAMS_TABLE.to_string(), digest_bytes(&bytes));

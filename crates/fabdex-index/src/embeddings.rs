@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use rayon::prelude::*;
 
 use crate::docs_table::DocRows;
+use crate::search_schema::prose_and_code;
 
 use crate::Unit;
 use crate::passages::PassageVectors;
@@ -75,7 +76,8 @@ impl std::error::Error for EarlierTable {}
 /// Version of what the model is given of a unit ([`unit_source`] and the
 /// passages cut from it); the snapshot id covers it. The vector cache is
 /// keyed by the token ids themselves.
-pub const TEXT_VERSION: u32 = 3;
+/// 4: a unit's prose before its code blocks (stop 40).
+pub const TEXT_VERSION: u32 = 4;
 
 /// Version of what the model is given of a program ([`program_source`]).
 pub const PROGRAM_TEXT_VERSION: u32 = 1;
@@ -94,6 +96,11 @@ pub struct EmbeddingsHeader {
     /// vectors (0: a table from before versions were recorded).
     #[serde(default)]
     pub encoder_version: u32,
+    /// The version of the text the vectors were encoded from
+    /// ([`TEXT_VERSION`] for units, [`PROGRAM_TEXT_VERSION`] for programs;
+    /// 0: a table from before versions were recorded).
+    #[serde(default)]
+    pub text_version: u32,
     /// Tokens per passage.
     pub max_tokens: usize,
     /// Passages per unit at most.
@@ -235,9 +242,13 @@ impl UnitEmbeddings {
 /// heading path (`wish() > Result Shape`); for a section past the file's
 /// first, the file's lead paragraph (about 40 tokens: what the document is
 /// for, in its own words, which a deep section rarely repeats; measured on
-/// labs, MRR@10 0.353 → 0.373); then the unit's own Markdown as written.
-/// Front matter descriptions are left out: they would crowd the section out
-/// of the model's token window too, and the lead says the same in prose.
+/// labs, MRR@10 0.353 → 0.373); then the unit's own Markdown: its prose as
+/// written, and after it its code blocks. A sentence model reads words
+/// better than code, and its window is short: read in place, a section's
+/// code took the tokens of the prose after it (measured on labs, the model
+/// part alone: MRR@10 0.483 → 0.556). Front matter descriptions are left
+/// out: they would crowd the section out of the model's token window too,
+/// and the lead says the same in prose.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnitSource {
     pub heading: String,
@@ -278,8 +289,8 @@ pub fn unit_source(file_text: &str, docs: &impl DocRows, unit: &Unit) -> UnitSou
     } else {
         None
     };
-    let body = file_text.get(unit.byte_start as usize..unit.byte_end as usize).unwrap_or("").to_string();
-    UnitSource { heading: out.join(" > "), lead, body }
+    let (prose, code) = prose_and_code(file_text, &row.section.code_blocks, unit.byte_start, unit.byte_end);
+    UnitSource { heading: out.join(" > "), lead, body: prose + &code }
 }
 
 /// What the model reads of a program: its entry path in words and its
@@ -408,12 +419,14 @@ pub struct CarriedVectors<'a> {
 }
 
 impl CarriedVectors<'_> {
-    /// Whether `previous` was made by this encoder, with these bounds.
+    /// Whether `previous` was made by this encoder, from units' text of
+    /// this version, with these bounds.
     pub fn fits(previous: &UnitEmbeddings, encoder: &SentenceEncoder) -> bool {
         let h = &previous.header;
         h.model.digest == encoder.identity().digest
             && h.precision == encoder.precision()
             && h.encoder_version == fabdex_embed::ENCODER_VERSION
+            && h.text_version == TEXT_VERSION
             && h.max_tokens == MAX_TOKENS
             && h.max_passages == MAX_PASSAGES
     }
@@ -425,12 +438,14 @@ pub fn truncated(encoder: &SentenceEncoder, source: &UnitSource) -> Result<bool>
     Ok(passages(encoder, source)?.1)
 }
 
-/// Encode every unit's passages, reusing cached vectors. `progress` is told
-/// how many passages are done after each batch, out of the total it is
-/// first given.
+/// Encode every unit's passages, reusing cached vectors; `text_version`
+/// is the version of what `sources` hold, recorded in the table. `progress`
+/// is told how many passages are done after each batch, out of the total it
+/// is first given.
 pub fn compute(
     encoder: &SentenceEncoder,
     sources: &[UnitSource],
+    text_version: u32,
     carried: Option<&CarriedVectors<'_>>,
     cache_root: &Path,
     progress: &(dyn Fn(usize, usize) + Sync),
@@ -476,6 +491,7 @@ pub fn compute(
         model_dir: encoder.dir().canonicalize().unwrap_or_else(|_| encoder.dir().to_path_buf()).display().to_string(),
         precision: encoder.precision(),
         encoder_version: fabdex_embed::ENCODER_VERSION,
+        text_version,
         max_tokens: MAX_TOKENS,
         max_passages: MAX_PASSAGES,
         units: sources.len(),
@@ -571,6 +587,7 @@ mod tests {
             model_dir: "/m".into(),
             precision: Precision::Int8,
             encoder_version: fabdex_embed::ENCODER_VERSION,
+            text_version: TEXT_VERSION,
             max_tokens: MAX_TOKENS,
             max_passages: MAX_PASSAGES,
             units: 2,
@@ -603,14 +620,15 @@ mod tests {
     /// Vectors of another encoder version are neither carried nor read from
     /// the cache: their bits differ from a fresh encoding's.
     #[test]
-    fn vectors_of_another_encoder_version_are_not_carried_or_reused() {
+    fn vectors_of_another_encoder_or_text_version_are_not_carried_or_reused() {
         let dir = tempfile::tempdir().unwrap();
         fabdex_embed::tiny::write_tiny_model(dir.path(), &["wish", "cell"], 3).unwrap();
         let encoder = load_model(dir.path(), Precision::Int8).unwrap();
         let sources = [UnitSource { heading: "wish".into(), lead: None, body: "a wish for a cell".into() }];
         let cache = dir.path().join("cache");
-        let (table, stats) = compute(&encoder, &sources, None, &cache, &|_, _| {}).unwrap();
+        let (table, stats) = compute(&encoder, &sources, TEXT_VERSION, None, &cache, &|_, _| {}).unwrap();
         assert_eq!((stats.encoded, table.header.encoder_version), (1, fabdex_embed::ENCODER_VERSION));
+        assert_eq!(table.header.text_version, TEXT_VERSION);
         let folder = format!("-int8-e{}-ids", fabdex_embed::ENCODER_VERSION);
         let made: Vec<String> =
             std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
@@ -620,6 +638,12 @@ mod tests {
             let mut old = table.clone();
             old.header.encoder_version = other;
             assert!(!CarriedVectors::fits(&old, &encoder), "version {other} is carried");
+        }
+        // Vectors of another text of the same units are stale: not carried.
+        for other in [0, TEXT_VERSION - 1, TEXT_VERSION + 1] {
+            let mut old = table.clone();
+            old.header.text_version = other;
+            assert!(!CarriedVectors::fits(&old, &encoder), "text version {other} is carried");
         }
     }
 
