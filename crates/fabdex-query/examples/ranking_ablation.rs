@@ -7,6 +7,8 @@
 //!
 //! On an index built with `--embeddings`, rows for the sentence-embedding part
 //! are added (the model is loaded from the folder the index recorded).
+//! `FABDEX_WEIGHTS="l,s,f,y,d;…"` adds a row per weight set, and
+//! `FABDEX_RANKS=1` prints each question's best rank under every row.
 
 use fabdex_query::{Engine, HybridWeights, Qrel, RetrievalMode};
 
@@ -87,5 +89,11 @@ fn main() {
             "| {name} | {:.2} | {:.2} | {:.3} | {:.3} |",
             r.recall_at_5, r.recall_at_10, r.mrr_at_10, r.ndcg_at_10
         );
+        // FABDEX_RANKS=1: each question's best rank under the row (`-`: not in the first 50).
+        if std::env::var_os("FABDEX_RANKS").is_some() {
+            let ranks: Vec<String> =
+                r.per_question.iter().map(|q| q.best_rank.map_or("-".into(), |n| n.to_string())).collect();
+            println!("|   ranks | {} | | | |", ranks.join(", "));
+        }
     }
 }
