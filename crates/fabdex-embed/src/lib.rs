@@ -808,6 +808,5 @@ mod tests {
         assert_eq!(Precision::fastest_on(Int8Kernel::Vnni), Precision::Int8);
         assert_eq!(Precision::fastest_on(Int8Kernel::Avx2), Precision::F32);
         assert_eq!(Precision::fastest_on(Int8Kernel::Portable), Precision::F32);
-        assert_eq!(Precision::fastest_here(), Precision::fastest_on(int8_kernel()));
     }
 }

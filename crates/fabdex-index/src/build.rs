@@ -980,7 +980,7 @@ fn write_embeddings(
 
 /// The published snapshot's sentence embeddings, when an incremental build
 /// can carry its unchanged units' vectors: the same model, precision,
-/// encoder version and bounds. Counts how many of its truncated units are
+/// encoder version, text version and bounds. Counts how many of its truncated units are
 /// gone (their previous sources tokenized again: a few units).
 fn carried_vectors<'a>(
     carry: Option<&'a Carry>,

@@ -596,6 +596,7 @@ mod tests {
         };
         let table = UnitEmbeddings::new(header, vec![1, 2], vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8]);
         let back = UnitEmbeddings::from_bytes(&table.to_bytes()).unwrap();
+        assert_eq!(back.header, table.header);
         assert_eq!((back.passages(0), back.passages(1)), (1, 2));
         assert_eq!(&*back.vectors(1), &[0.0, 1.0, 0.6, 0.8]);
         assert_eq!(back.similarities(&[0.0, 1.0]), vec![0.0, 1.0], "a unit scores its best passage");
@@ -618,7 +619,9 @@ mod tests {
     }
 
     /// Vectors of another encoder version are neither carried nor read from
-    /// the cache: their bits differ from a fresh encoding's.
+    /// the cache: their bits differ from a fresh encoding's. Vectors of
+    /// another text version are not carried (the cache, keyed by token ids,
+    /// still serves the passages whose text did not move).
     #[test]
     fn vectors_of_another_encoder_or_text_version_are_not_carried_or_reused() {
         let dir = tempfile::tempdir().unwrap();
