@@ -97,26 +97,6 @@ pub struct IndexReport {
     pub incremental: IncrementalReport,
 }
 
-/// How a build's embedding precision was chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PrecisionChoice {
-    /// By `--embedding-precision` or `[index] embedding_precision`.
-    Set,
-    /// Unset, so the faster on this CPU ([`fabdex_embed::Precision::fastest_here`]).
-    FastestHere,
-}
-
-impl PrecisionChoice {
-    /// A few words for the text report.
-    pub fn describe(self) -> &'static str {
-        match self {
-            PrecisionChoice::Set => "as set",
-            PrecisionChoice::FastestHere => "the faster on this CPU",
-        }
-    }
-}
-
 /// What the embedding phase of a build did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EmbeddingsReport {
@@ -129,7 +109,7 @@ pub struct EmbeddingsReport {
     /// embedding_precision`) or chosen as the faster on this CPU; absent in
     /// reports of builds from before the choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub precision_chosen: Option<PrecisionChoice>,
+    pub precision_chosen: Option<crate::config::PrecisionChoice>,
     /// The loop int8 ran on: "AVX-512 VNNI", "AVX2" or "the portable loop"
     /// (the same vectors, at different speeds); absent for `f32`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -270,10 +250,7 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
 
     // The embedding model is loaded before anything is written: a bad one fails the build here.
     let encoder = match &config.index.embeddings {
-        Some(dir) => Some(crate::embeddings::load_model(
-            dir,
-            config.index.embedding_precision.unwrap_or_else(fabdex_embed::Precision::fastest_here),
-        )?),
+        Some(dir) => Some(crate::embeddings::load_model(dir, config.index.precision().0)?),
         None => None,
     };
 
@@ -575,12 +552,8 @@ fn write_snapshot(
         let staged = Staged { dir: staging, layout, progress };
         let step =
             EmbeddingsStep { files, docs, units: &units, programs: &patterns.programs, carry: carry.as_ref().ok() };
-        let mut report = write_embeddings(encoder, &staged, &step, &mut tables, counts)?;
-        report.precision_chosen = Some(match config.index.embedding_precision {
-            Some(_) => PrecisionChoice::Set,
-            None => PrecisionChoice::FastestHere,
-        });
-        embeddings_report = Some(report);
+        let chosen = config.index.precision().1;
+        embeddings_report = Some(write_embeddings(encoder, chosen, &staged, &step, &mut tables, counts)?);
         phases.insert("embeddings".into(), lap(&mut clock));
     }
 
@@ -904,6 +877,7 @@ struct EmbeddingsStep<'a> {
 /// say what was done.
 fn write_embeddings(
     encoder: &fabdex_embed::SentenceEncoder,
+    chosen: crate::config::PrecisionChoice,
     staged: &Staged<'_>,
     step: &EmbeddingsStep<'_>,
     tables: &mut BTreeMap<String, String>,
@@ -963,7 +937,7 @@ fn write_embeddings(
         model: table.header.model.clone(),
         model_dir: table.header.model_dir.clone(),
         precision: table.header.precision,
-        precision_chosen: None,
+        precision_chosen: Some(chosen),
         int8_kernel: (table.header.precision == fabdex_embed::Precision::Int8)
             .then(|| fabdex_embed::int8_kernel().as_str().to_string()),
         encode_ms: clock.elapsed().as_millis() as u64,

@@ -58,6 +58,37 @@ pub struct IndexSettings {
     pub semantic_drift: f64,
 }
 
+/// How a build's embedding precision was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrecisionChoice {
+    /// By `--embedding-precision` or `[index] embedding_precision`.
+    Set,
+    /// Unset, so the faster on this CPU ([`fabdex_embed::Precision::fastest_here`]).
+    FastestHere,
+}
+
+impl PrecisionChoice {
+    /// A few words for the text report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PrecisionChoice::Set => "as set",
+            PrecisionChoice::FastestHere => "the faster on this CPU",
+        }
+    }
+}
+
+impl IndexSettings {
+    /// The precision a build's sentence model computes in, and how it was
+    /// chosen: as set, else the faster on this CPU.
+    pub fn precision(&self) -> (fabdex_embed::Precision, PrecisionChoice) {
+        match self.embedding_precision {
+            Some(p) => (p, PrecisionChoice::Set),
+            None => (fabdex_embed::Precision::fastest_here(), PrecisionChoice::FastestHere),
+        }
+    }
+}
+
 /// [`IndexSettings::semantic_drift`]'s default: a tenth of the units.
 pub const DEFAULT_SEMANTIC_DRIFT: f64 = 0.10;
 
@@ -228,6 +259,8 @@ mod tests {
         assert_eq!(config.index.out.as_deref(), Some(dir.path().join("idx").as_path()));
         assert_eq!(config.roots[0].exclude, ["history/**"]);
         assert_eq!(config.index.embedding_precision, None, "unset: the build picks the faster here");
+        let fastest = fabdex_embed::Precision::fastest_here();
+        assert_eq!(config.index.precision(), (fastest, PrecisionChoice::FastestHere));
     }
 
     #[test]
@@ -240,7 +273,7 @@ mod tests {
             std::fs::write(dir.path().join("fabdex.toml"), text).unwrap();
             Config::load(&dir.path().join("fabdex.toml")).map_err(|e| format!("{e:#}"))
         };
-        assert_eq!(load("f32").unwrap().index.embedding_precision, Some(fabdex_embed::Precision::F32));
+        assert_eq!(load("f32").unwrap().index.precision(), (fabdex_embed::Precision::F32, PrecisionChoice::Set));
         assert_eq!(load("int8").unwrap().index.embedding_precision, Some(fabdex_embed::Precision::Int8));
         let err = load("f16").unwrap_err();
         assert!(err.contains("f16") && err.contains("int8") && err.contains("f32"), "{err}");

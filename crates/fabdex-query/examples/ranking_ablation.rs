@@ -89,7 +89,7 @@ fn main() {
             "| {name} | {:.2} | {:.2} | {:.3} | {:.3} |",
             r.recall_at_5, r.recall_at_10, r.mrr_at_10, r.ndcg_at_10
         );
-        // FABDEX_RANKS=1: each question's best rank under the row (`-`: not in the first 50).
+        // FABDEX_RANKS=1: each question's best rank under the row (`-`: not within `EVAL_DEPTH`).
         if std::env::var_os("FABDEX_RANKS").is_some() {
             let ranks: Vec<String> =
                 r.per_question.iter().map(|q| q.best_rank.map_or("-".into(), |n| n.to_string())).collect();
