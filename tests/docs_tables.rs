@@ -56,9 +56,11 @@ fn search_finds_the_answer_in_its_own_words_for_most_questions() {
     );
     assert_eq!(report.mode, "hybrid-bm25-lsa");
     assert_eq!(baseline.mode, "bm25-fields");
-    // The semantic lever must pay for itself on our own questions.
-    assert!(report.recall_at_10 > baseline.recall_at_10 && report.mrr_at_10 > baseline.mrr_at_10);
+    // The semantic lever must pay for itself on our own questions: it
+    // loses none of BM25F's top 10 and ranks the answers higher.
+    assert!(report.recall_at_10 >= baseline.recall_at_10 && report.mrr_at_10 > baseline.mrr_at_10);
     assert!(baseline.recall_at_10 >= BM25_FLOOR_RECALL_AT_10, "bm25 recall@10 {:.2}", baseline.recall_at_10);
+    assert!(baseline.mrr_at_10 >= BM25_FLOOR_MRR_AT_10, "bm25 MRR@10 {:.3}", baseline.mrr_at_10);
     eprintln!(
         "corpus: recall@5 {:.2} recall@10 {:.2} MRR@10 {:.3} nDCG@10 {:.3}",
         report.recall_at_5, report.recall_at_10, report.mrr_at_10, report.ndcg_at_10
@@ -80,11 +82,45 @@ fn search_finds_the_answer_in_its_own_words_for_most_questions() {
 }
 
 /// Regression floors of the default (hybrid) ranking, just under what it
-/// measured when it landed (recall@10 0.80, MRR@10 0.470); raise them as
-/// ranking improves. The BM25 baseline measured 0.67 and 0.404.
+/// measures (recall@10 0.80, MRR@10 0.603 since questions are scored by
+/// BM25F; 0.470 when the hybrid ranking landed); raise them as ranking
+/// improves. The BM25 baseline measures 0.80 and 0.577 (0.67 and 0.404
+/// with the sum of per-field BM25 scores).
 const REGRESSION_RECALL_AT_10: f64 = 0.79;
-const REGRESSION_MRR_AT_10: f64 = 0.45;
-const BM25_FLOOR_RECALL_AT_10: f64 = 0.66;
+const REGRESSION_MRR_AT_10: f64 = 0.58;
+const BM25_FLOOR_RECALL_AT_10: f64 = 0.79;
+const BM25_FLOOR_MRR_AT_10: f64 = 0.55;
+
+/// A question's lexical part is BM25F: a word's frequencies in a unit's
+/// fields are summed before they saturate, so the section holding five of
+/// the question's six words leads. The sum of per-field BM25 scores ranks a
+/// section that holds two of them in its heading and its body above it.
+#[test]
+fn a_question_ranks_first_the_section_holding_most_of_its_words() {
+    let ws = Workspace::docs_only();
+    ws.build();
+    let mut engine = ws.engine();
+    let q = "how can my app know which signed-in person is looking at it right now";
+    let want = "doc:docs/common/patterns/multi-user.md#finding-the-current-viewer";
+    let first = |engine: &Engine| {
+        let r = engine
+            .search_docs(&SearchDocs {
+                query: q.into(),
+                limit: Some(5),
+                mode: Some(RetrievalMode::Bm25),
+                ..Default::default()
+            })
+            .unwrap();
+        r.hits[0].address.clone()
+    };
+    assert_eq!(first(&engine), want);
+    engine.set_lexical_scoring(fabdex_query::LexicalScoring::FieldSum);
+    assert_ne!(first(&engine), want, "the per-field sum ranks it first too: the test shows nothing");
+    // BM25F whatever the length ranks it first as well: the length only
+    // decides which scoring a keyword query gets.
+    engine.set_lexical_scoring(fabdex_query::LexicalScoring::Bm25f(fabdex_query::DOCS_BM25F));
+    assert_eq!(first(&engine), want);
+}
 
 /// A question that names an API puts the section defining it first, and the
 /// hit says so; the lexical baseline is kept honest on the same questions.
@@ -107,7 +143,10 @@ fn api_names_lead_to_their_defining_sections() {
         assert!(r.hits[0].why.score_parts.symbol > 0.0 && r.hits[0].why.score_parts.lexical > 0.0, "{q}");
     }
     // A short keyword query is served by its words: the semantic parts weigh
-    // less, so the section about `wish` and its result shape lead.
+    // less, and its lexical part is the sum of per-field BM25 scores, where a
+    // heading naming `wish` counts for more than a body mentioning it (under
+    // BM25F the section about `wish` falls far down). So the
+    // section about `wish` and its result shape lead.
     let r = search(&engine, "wish result", 3);
     assert_eq!(r.hits[0].address, "doc:docs/common/conventions/wish.md#wish");
     assert!(r.hits.iter().any(|h| h.address == "doc:docs/common/conventions/wish.md#result-shape"), "{:?}", r.hits);

@@ -129,9 +129,9 @@ fn at_least_99_percent_of_live_anchor_links_resolve_to_a_section() {
 }
 
 /// The dev questions through `eval docs`: the hybrid ranking must beat plain
-/// BM25 and hold the floor it measured when it landed (recall@10 0.47, MRR@10
-/// 0.226; BM25: 0.27 and 0.100). The target (0.90 / 0.60) is not met;
-/// the closing note and docs/ranking.md say so.
+/// BM25 and hold the floor just under what it measures since questions are
+/// scored by BM25F (recall@10 0.60, MRR@10 0.239; BM25: 0.27 and 0.160).
+/// When it landed it measured 0.47 and 0.226 (BM25: 0.27 and 0.100).
 #[test]
 fn hybrid_ranking_beats_bm25_on_the_dev_questions() {
     let Some((dir, _)) = labs_index() else { return };
@@ -144,8 +144,8 @@ fn hybrid_ranking_beats_bm25_on_the_dev_questions() {
         bm25.recall_at_10, bm25.mrr_at_10, hybrid.recall_at_10, hybrid.mrr_at_10
     );
     assert!(hybrid.recall_at_10 > bm25.recall_at_10 && hybrid.mrr_at_10 > bm25.mrr_at_10);
-    assert!(hybrid.recall_at_10 >= 0.46, "recall@10 {:.2}", hybrid.recall_at_10);
-    assert!(hybrid.mrr_at_10 >= 0.21, "MRR@10 {:.3}", hybrid.mrr_at_10);
+    assert!(hybrid.recall_at_10 >= 0.59, "recall@10 {:.2}", hybrid.recall_at_10);
+    assert!(hybrid.mrr_at_10 >= 0.23, "MRR@10 {:.3}", hybrid.mrr_at_10);
 }
 
 /// Questions that name an API put the section defining it first.

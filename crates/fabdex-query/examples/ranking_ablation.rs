@@ -9,8 +9,11 @@
 //! are added (the model is loaded from the folder the index recorded).
 //! `FABDEX_WEIGHTS="l,s,f,y,d;…"` adds a row per weight set, and
 //! `FABDEX_RANKS=1` prints each question's best rank under every row.
+//! `FABDEX_LEXICAL=sum` scores the lexical part of every row by the sum of
+//! per-field BM25 scores, and `FABDEX_LEXICAL=k1,b` by BM25F with those
+//! constants, whatever the question's length (unset: today's scoring).
 
-use fabdex_query::{Engine, HybridWeights, Qrel, RetrievalMode};
+use fabdex_query::{Bm25fParams, Engine, HybridWeights, LexicalScoring, Qrel, RetrievalMode};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -22,6 +25,7 @@ fn main() {
     };
     let qrels: Vec<Qrel> = serde_json::from_slice(&std::fs::read(qrels).expect("read qrels")).expect("valid qrels");
     let mut engine = Engine::open_index(std::path::Path::new(index)).expect("open index");
+    engine.set_lexical_scoring(lexical_scoring());
     let d = HybridWeights::default();
     let off = |f: &dyn Fn(&mut HybridWeights)| {
         let mut w = d;
@@ -94,6 +98,19 @@ fn main() {
             let ranks: Vec<String> =
                 r.per_question.iter().map(|q| q.best_rank.map_or("-".into(), |n| n.to_string())).collect();
             println!("|   ranks | {} | | | |", ranks.join(", "));
+        }
+    }
+}
+
+/// The lexical scoring `FABDEX_LEXICAL` names (`sum`, or `k1,b` of BM25F).
+fn lexical_scoring() -> LexicalScoring {
+    match std::env::var("FABDEX_LEXICAL").ok().as_deref().map(str::trim) {
+        None | Some("") => LexicalScoring::default(),
+        Some("sum") => LexicalScoring::FieldSum,
+        Some(set) => {
+            let v: Vec<f32> = set.split(',').map(|x| x.trim().parse().expect("a number")).collect();
+            let [k1, b] = v[..] else { panic!("FABDEX_LEXICAL: `{set}` is neither `sum` nor `k1,b`") };
+            LexicalScoring::Bm25f(Bm25fParams { k1, b })
         }
     }
 }

@@ -10,6 +10,7 @@
 //! that window, its char range, the total, the digest of the returned text,
 //! whether it was truncated and the address of the next window.
 
+mod bm25f;
 mod clauses;
 mod error;
 mod eval;
@@ -41,8 +42,10 @@ pub use patterns::{DeclaredSchemas, FileDiagnostic, Inspection};
 pub fn render_type(schema: &serde_json::Value) -> String {
     patterns::render_type(schema, None)
 }
+pub use bm25f::{Bm25fParams, DOCS_BM25F};
 pub use search::{
-    DENSE_SYMBOL_SCALE, EmbeddedQuery, Hit, HybridWeights, RetrievalMode, ScoreParts, SearchDocs, SearchResult, Why,
+    DENSE_SYMBOL_SCALE, EmbeddedQuery, Hit, HybridWeights, LexicalScoring, RetrievalMode, ScoreParts, SearchDocs,
+    SearchResult, Why,
 };
 
 /// Sections and links as a graph: children, and links in and out.
@@ -98,6 +101,8 @@ pub struct Engine {
     symbols: std::sync::OnceLock<HashMap<String, (String, Vec<u32>)>>,
     /// Weights of the hybrid ranking (the defaults unless an ablation sets others).
     hybrid: search::HybridWeights,
+    /// How the lexical part scores (BM25F unless an ablation sets the per-field sum).
+    lexical_scoring: LexicalScoring,
     /// Whether a question of several clauses is ranked clause by clause and
     /// fused, when the sentence model ranks (on unless an ablation turns it off).
     fuse_clauses: bool,
@@ -127,6 +132,7 @@ impl Engine {
             graph: std::sync::OnceLock::new(),
             symbols: std::sync::OnceLock::new(),
             hybrid: Default::default(),
+            lexical_scoring: Default::default(),
             fuse_clauses: true,
             embedding_dir: None,
             encoder: std::sync::OnceLock::new(),
@@ -138,6 +144,11 @@ impl Engine {
     /// Change the hybrid ranking's weights (ablations and tuning; the defaults are documented in docs/ranking.md).
     pub fn set_hybrid_weights(&mut self, weights: HybridWeights) {
         self.hybrid = weights;
+    }
+
+    /// Change how the lexical part scores (ablations; the default is BM25F with [`DOCS_BM25F`]).
+    pub fn set_lexical_scoring(&mut self, scoring: LexicalScoring) {
+        self.lexical_scoring = scoring;
     }
 
     /// The section with this address (`doc:r/p#a`, no window), if any.

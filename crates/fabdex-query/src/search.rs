@@ -102,6 +102,34 @@ impl Default for HybridWeights {
     }
 }
 
+/// How the lexical part scores a unit. [`Engine::set_lexical_scoring`]
+/// changes it for ablations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LexicalScoring {
+    /// The default. A question (at least [`BM25F_FROM_TERMS`] analysed
+    /// terms) by BM25F: the unit holding more of its words ranks first. A
+    /// keyword query by the sum of per-field BM25 scores, each field with
+    /// its own rarity: there, which field holds the word is the signal (a
+    /// heading that names `wish` is rarer, and means more, than a body that
+    /// mentions it), and BM25F's one rarity per word loses it.
+    ByQueryLength(crate::bm25f::Bm25fParams),
+    /// BM25F whatever the query's length.
+    Bm25f(crate::bm25f::Bm25fParams),
+    /// The sum of per-field BM25 scores whatever the query's length (docs
+    /// search before BM25F).
+    FieldSum,
+}
+
+impl Default for LexicalScoring {
+    fn default() -> Self {
+        LexicalScoring::ByQueryLength(crate::bm25f::DOCS_BM25F)
+    }
+}
+
+/// From this many analysed terms a query is a question, and BM25F scores
+/// its lexical part (the same line as [`SEMANTIC_FULL_AT_TERMS`]).
+pub const BM25F_FROM_TERMS: usize = SEMANTIC_FULL_AT_TERMS;
+
 /// Which retrieval runs; every result says which one did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -438,7 +466,7 @@ impl Engine {
         let lexical_query = self.lexical_query(terms, prefix, include_history)?;
         match mode {
             RetrievalMode::Bm25 => {
-                let (top, matched) = self.lexical(&lexical_query, depth)?;
+                let (top, matched) = self.lexical(&lexical_query, terms, depth)?;
                 let ranked = top
                     .into_iter()
                     .map(|(raw, unit)| {
@@ -532,7 +560,7 @@ impl Engine {
         // The question's sentence embedding is the slow part; it runs
         // on another thread while the other parts score.
         let (dense, others) = rayon::join(dense, || -> Result<_, QueryError> {
-            let lexical = self.lexical_all(lexical_query)?;
+            let lexical = self.lexical_all(lexical_query, terms)?;
             let bag = fabdex_index::semantic::query_bag(terms);
             let models = self.snap.semantic().map_err(QueryError::from_open)?;
             let unit_sims = models.units.embed(&bag).map(|q| {
@@ -759,20 +787,10 @@ impl Engine {
         include_history: bool,
     ) -> Result<BooleanQuery, QueryError> {
         let (_, f) = self.search_index()?;
-        let field_of = |name: &str| match name {
-            "heading" => f.heading,
-            "context" => f.context,
-            "path" => f.path,
-            "body" => f.body,
-            "code" => f.code,
-            "parent" => f.parent,
-            "defines" => f.defines,
-            _ => f.symbols,
-        };
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for (name, weight) in FIELD_WEIGHTS {
             for t in terms {
-                let tq = TermQuery::new(Term::from_field_text(field_of(name), t), IndexRecordOption::WithFreqs);
+                let tq = TermQuery::new(Term::from_field_text(field_named(&f, name), t), IndexRecordOption::WithFreqs);
                 should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(tq), weight))));
             }
         }
@@ -802,8 +820,13 @@ impl Engine {
     /// and how many matched. Ranked with historical units demoted, equal
     /// scores by unit: the order of documents in the index (which an
     /// incremental build changes) never decides a rank.
-    fn lexical(&self, query: &BooleanQuery, depth: usize) -> Result<(Vec<(f32, u32)>, usize), QueryError> {
-        let found = self.lexical_all(query)?;
+    fn lexical(
+        &self,
+        query: &BooleanQuery,
+        terms: &[String],
+        depth: usize,
+    ) -> Result<(Vec<(f32, u32)>, usize), QueryError> {
+        let found = self.lexical_all(query, terms)?;
         let matched = found.len();
         let mut ranked: Vec<(f32, f32, u32)> = found
             .into_iter()
@@ -814,19 +837,35 @@ impl Engine {
         Ok((ranked.into_iter().map(|(_, raw, unit)| (raw, unit)).collect(), matched))
     }
 
-    /// The raw BM25 score of every unit the query matches, in no order.
-    /// Hybrid ranking needs them all, not the best few, so they are written
-    /// out as found rather than kept in order.
-    fn lexical_all(&self, query: &BooleanQuery) -> Result<Vec<(f32, u32)>, QueryError> {
-        let searcher = self.search_index()?.0.searcher();
-        let found = searcher
-            .search_with_statistics_provider(
-                query,
-                &UnitScores { docs: &self.snap.docs },
-                &self.live_statistics(&searcher)?,
-            )
-            .map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
-        if found.iter().any(|(_, unit)| *unit as usize >= self.snap.units().len()) {
+    /// The raw lexical score of every unit the query matches, in no order:
+    /// by default BM25F over the unit's fields ([`crate::bm25f`]) for a
+    /// question, and the sum of per-field BM25 scores for a keyword query
+    /// (see [`LexicalScoring`]). Hybrid ranking
+    /// needs them all, not the best few, so they are written out as found
+    /// rather than kept in order.
+    fn lexical_all(&self, query: &BooleanQuery, terms: &[String]) -> Result<Vec<(f32, u32)>, QueryError> {
+        let (reader, f) = self.search_index()?;
+        let searcher = reader.searcher();
+        let stats = self.live_statistics(&searcher)?;
+        let bm25f = match self.lexical_scoring {
+            LexicalScoring::ByQueryLength(params) if terms.len() >= BM25F_FROM_TERMS => Some(params),
+            LexicalScoring::Bm25f(params) => Some(params),
+            LexicalScoring::ByQueryLength(_) | LexicalScoring::FieldSum => None,
+        };
+        let found = match bm25f {
+            Some(params) => {
+                let fields: Vec<_> = FIELD_WEIGHTS.iter().map(|(name, w)| (field_named(&f, name), *w)).collect();
+                crate::bm25f::scores(&searcher, &stats, query, &fields, terms, params).map(|found| {
+                    found
+                        .into_iter()
+                        .map(|(score, key)| (score, self.snap.docs.unit_of_key(key).unwrap_or(u32::MAX)))
+                        .collect()
+                })
+            }
+            None => searcher.search_with_statistics_provider(query, &UnitScores { docs: &self.snap.docs }, &stats),
+        }
+        .map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
+        if found.iter().any(|(_, unit): &(f32, u32)| *unit as usize >= self.snap.units().len()) {
             return Err(QueryError::Corrupt("search index names a unit key which the tables lack".into()));
         }
         Ok(found)
@@ -907,6 +946,20 @@ impl Engine {
 
 /// A query's analysed terms, each once, in query order (what both search and
 /// evaluation rank by).
+/// The search index's field of a [`FIELD_WEIGHTS`] name.
+fn field_named(f: &search_schema::Fields, name: &str) -> tantivy::schema::Field {
+    match name {
+        "heading" => f.heading,
+        "context" => f.context,
+        "path" => f.path,
+        "body" => f.body,
+        "code" => f.code,
+        "parent" => f.parent,
+        "defines" => f.defines,
+        _ => f.symbols,
+    }
+}
+
 fn query_terms(query: &str) -> Vec<String> {
     let mut terms = search_schema::terms(query);
     let mut seen = std::collections::HashSet::new();
