@@ -2,7 +2,8 @@
 //! Common Fabric Markdown (`../shared/labs`, or `corpus/` when it is absent).
 //! Prints a table. Baselines measured in the same run: reading and hashing the
 //! files (the I/O floor), pulldown-cmark alone (the parse floor), and the peer's
-//! ranking (8·heading + 4·path + min(body, 8) per term, a linear scan).
+//! ranking (8·heading + 4·path + min(body, 8) per term, a linear scan), and
+//! each search again with the lexical part scored as before BM25F.
 //!
 //! Run: `cargo bench --bench docs` (optionally `-- --rounds N`).
 
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::{markdown_files, percentile};
 use fabdex_index::{BuildOptions, Config};
-use fabdex_query::{Engine, RetrievalMode, SearchDocs};
+use fabdex_query::{Engine, LexicalScoring, RetrievalMode, SearchDocs};
 
 fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)
@@ -121,10 +122,114 @@ fn main() {
         .filter(|p| p.exists())
         .map(|p| serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap())
         .unwrap_or_default();
+    let mut timings = time_queries(index_dir.path(), &engine, &questions, rounds);
+    for a in &timings.addresses {
+        let t = Instant::now();
+        std::hint::black_box(engine.read(a, None, None).unwrap());
+        timings.open.push(t.elapsed());
+    }
+    println!("\n| query ({} questions) | n | p50 | p99 |", questions.len());
+    println!("|---|---|---|---|");
+    for (name, v) in [
+        ("peer ranking, linear scan (baseline)", &mut timings.peer),
+        ("fabdex search docs --mode bm25, limit 10", &mut timings.lexical),
+        ("  the same, lexical part by the per-field sum (before BM25F)", &mut timings.lexical_sum),
+        ("fabdex search docs (hybrid, the default), limit 10", &mut timings.search),
+        ("  the same, lexical part by the per-field sum (before BM25F)", &mut timings.search_sum),
+        ("fabdex search docs (hybrid with --embeddings), limit 10", &mut timings.dense),
+        ("  the same, lexical part by the per-field sum (before BM25F)", &mut timings.dense_sum),
+        ("fabdex open (default window)", &mut timings.open),
+    ] {
+        if v.is_empty() {
+            continue;
+        }
+        let (p50, p99) = (percentile(v, 0.5), percentile(v, 0.99));
+        println!("| {name} | {} | {} | {} |", v.len(), ms(p50), ms(p99));
+    }
+}
+
+/// Each timed search's durations, and the addresses the default search found.
+#[derive(Default)]
+struct Timings {
+    peer: Vec<Duration>,
+    lexical: Vec<Duration>,
+    lexical_sum: Vec<Duration>,
+    search: Vec<Duration>,
+    search_sum: Vec<Duration>,
+    dense: Vec<Duration>,
+    dense_sum: Vec<Duration>,
+    open: Vec<Duration>,
+    addresses: Vec<String>,
+}
+
+/// Time one search and keep its result.
+fn timed(
+    engine: &Engine,
+    q: &str,
+    mode: Option<RetrievalMode>,
+    into: &mut Vec<Duration>,
+) -> fabdex_query::SearchResult {
+    let t = Instant::now();
+    let result =
+        engine.search_docs(&SearchDocs { query: q.into(), limit: Some(10), mode, ..Default::default() }).unwrap();
+    into.push(t.elapsed());
+    result
+}
+
+/// An engine on `dir` whose lexical part is the per-field sum of BM25
+/// scores, the baseline of BM25F timed in the same run.
+fn field_sum_engine(dir: &std::path::Path) -> Engine {
+    let mut engine = Engine::open_index(dir).unwrap();
+    engine.set_lexical_scoring(LexicalScoring::FieldSum);
+    engine
+}
+
+/// An index of the same corpus built with `--embeddings` (encoding takes
+/// minutes, so it is built beforehand, `FABDEX_BENCH_EMBEDDED_INDEX`), with
+/// today's lexical scoring and with the per-field sum; the model is loaded
+/// before timing: the first search loads it once per engine.
+fn embedded_engines() -> Option<(Engine, Engine)> {
+    let dir = std::env::var_os("FABDEX_BENCH_EMBEDDED_INDEX")?;
+    let dir = std::path::Path::new(&dir);
+    let engines = (Engine::open_index(dir).unwrap(), field_sum_engine(dir));
+    for engine in [&engines.0, &engines.1] {
+        assert!(engine.snapshot().has_embeddings(), "FABDEX_BENCH_EMBEDDED_INDEX has no embeddings");
+        engine.search_docs(&SearchDocs { query: "warm up".into(), ..Default::default() }).unwrap();
+    }
+    Some(engines)
+}
+
+/// Every question searched each way, interleaved so that the machine's
+/// noise falls on every row alike.
+fn time_queries(index_dir: &std::path::Path, engine: &Engine, questions: &[Question], rounds: usize) -> Timings {
+    let sections = peer_sections(engine);
+    let sum = field_sum_engine(index_dir);
+    let embedded = embedded_engines();
+    let mut t = Timings::default();
+    for _ in 0..rounds.max(5) {
+        for q in questions {
+            let result = timed(engine, &q.q, None, &mut t.search);
+            timed(&sum, &q.q, None, &mut t.search_sum);
+            timed(engine, &q.q, Some(RetrievalMode::Bm25), &mut t.lexical);
+            timed(&sum, &q.q, Some(RetrievalMode::Bm25), &mut t.lexical_sum);
+            if let Some((today, sum)) = &embedded {
+                timed(today, &q.q, None, &mut t.dense);
+                timed(sum, &q.q, None, &mut t.dense_sum);
+            }
+            t.addresses.extend(result.hits.into_iter().map(|h| h.address));
+            let start = Instant::now();
+            std::hint::black_box(peer_rank(&sections, &q.q));
+            t.peer.push(start.elapsed());
+        }
+    }
+    t
+}
+
+/// Each section's address, heading, path and text, lowercased: what the peer's ranking scans.
+fn peer_sections(engine: &Engine) -> Vec<(String, String, String, String)> {
     let snap = engine.snapshot();
     let mut texts = std::collections::HashMap::new();
-    let sections: Vec<(String, String, String, String)> = snap
-        .docs
+    snap.docs
         .sections
         .iter()
         .map(|row| {
@@ -133,73 +238,5 @@ fn main() {
             let body = text[row.section.byte_start as usize..row.section.byte_end as usize].to_lowercase();
             (row.address.clone(), row.section.heading.to_lowercase(), file.path.to_lowercase(), body)
         })
-        .collect();
-    // An index of the same corpus built with `--embeddings` (encoding takes
-    // minutes, so it is built beforehand): its hybrid searches are timed too.
-    let embedded = std::env::var_os("FABDEX_BENCH_EMBEDDED_INDEX").map(|dir| {
-        let engine = Engine::open_index(std::path::Path::new(&dir)).unwrap();
-        assert!(engine.snapshot().has_embeddings(), "FABDEX_BENCH_EMBEDDED_INDEX has no embeddings");
-        // The first search loads the model (once per engine); it is not a search's cost.
-        engine.search_docs(&SearchDocs { query: "warm up".into(), ..Default::default() }).unwrap();
-        engine
-    });
-    let mut dense = Vec::new();
-    let mut search = Vec::new();
-    let mut lexical = Vec::new();
-    let mut peer = Vec::new();
-    let mut open = Vec::new();
-    let mut addresses = Vec::new();
-    for _ in 0..rounds.max(5) {
-        for q in &questions {
-            let t = Instant::now();
-            let result =
-                engine.search_docs(&SearchDocs { query: q.q.clone(), limit: Some(10), ..Default::default() }).unwrap();
-            search.push(t.elapsed());
-            let t = Instant::now();
-            std::hint::black_box(
-                engine
-                    .search_docs(&SearchDocs {
-                        query: q.q.clone(),
-                        limit: Some(10),
-                        mode: Some(RetrievalMode::Bm25),
-                        ..Default::default()
-                    })
-                    .unwrap(),
-            );
-            lexical.push(t.elapsed());
-            if let Some(engine) = &embedded {
-                let t = Instant::now();
-                std::hint::black_box(
-                    engine
-                        .search_docs(&SearchDocs { query: q.q.clone(), limit: Some(10), ..Default::default() })
-                        .unwrap(),
-                );
-                dense.push(t.elapsed());
-            }
-            addresses.extend(result.hits.into_iter().map(|h| h.address));
-            let t = Instant::now();
-            std::hint::black_box(peer_rank(&sections, &q.q));
-            peer.push(t.elapsed());
-        }
-    }
-    for a in &addresses {
-        let t = Instant::now();
-        std::hint::black_box(engine.read(a, None, None).unwrap());
-        open.push(t.elapsed());
-    }
-    println!("\n| query ({} questions) | n | p50 | p99 |", questions.len());
-    println!("|---|---|---|---|");
-    for (name, v) in [
-        ("peer ranking, linear scan (baseline)", &mut peer),
-        ("fabdex search docs --mode bm25, limit 10", &mut lexical),
-        ("fabdex search docs (hybrid, the default), limit 10", &mut search),
-        ("fabdex search docs (hybrid with --embeddings), limit 10", &mut dense),
-        ("fabdex open (default window)", &mut open),
-    ] {
-        if v.is_empty() {
-            continue;
-        }
-        let (p50, p99) = (percentile(v, 0.5), percentile(v, 0.99));
-        println!("| {name} | {} | {} | {} |", v.len(), ms(p50), ms(p99));
-    }
+        .collect()
 }
