@@ -88,7 +88,9 @@ pub(crate) fn scores(
     let units = stats.total_num_docs()?.max(1) as f32;
     let mut average_length = Vec::with_capacity(fields.len());
     for (field, _) in fields {
-        average_length.push((stats.total_num_tokens(*field)? as f32 / units).max(1.0));
+        // A field no unit has text in has no postings either: its average
+        // is never divided by.
+        average_length.push((stats.total_num_tokens(*field)? as f32 / units).max(f32::MIN_POSITIVE));
     }
     let mut per_segment = Vec::new();
     let mut units_with = vec![0u64; terms.len()];

@@ -155,7 +155,7 @@ pub struct PatternEvalReport {
 }
 
 impl Engine {
-    /// Pattern search against tasks: success@1, success@5 and MRR (over the top [`Limits::SEARCH_MAX_LIMIT`]).
+    /// Pattern search against tasks: success@1, success@5 and MRR (over the top [`fabdex_model::Limits::SEARCH_MAX_LIMIT`]).
     pub fn eval_patterns(&self, tasks: &[PatternTask]) -> Result<PatternEvalReport, QueryError> {
         self.eval_patterns_with(tasks, &crate::PatternLevers::default())
     }

@@ -28,6 +28,7 @@ use std::path::Path;
 use fabdex_index::Snapshot;
 use fabdex_index::search_schema::{self, Fields};
 
+pub use bm25f::{Bm25fParams, DOCS_BM25F};
 pub use error::QueryError;
 pub use eval::{EvalReport, ExpectedSection, PatternEvalReport, PatternTask, Qrel, QuestionResult, TaskResult};
 pub use navigate::{Outline, OutlineRow, Related, RelatedLink, SectionRef};
@@ -42,10 +43,9 @@ pub use patterns::{DeclaredSchemas, FileDiagnostic, Inspection};
 pub fn render_type(schema: &serde_json::Value) -> String {
     patterns::render_type(schema, None)
 }
-pub use bm25f::{Bm25fParams, DOCS_BM25F};
 pub use search::{
-    DENSE_SYMBOL_SCALE, EmbeddedQuery, Hit, HybridWeights, LexicalScoring, RetrievalMode, ScoreParts, SearchDocs,
-    SearchResult, Why,
+    BM25F_FROM_TERMS, DENSE_SYMBOL_SCALE, EmbeddedQuery, Hit, HybridWeights, LexicalScoring, RetrievalMode, ScoreParts,
+    SearchDocs, SearchResult, Why,
 };
 
 /// Sections and links as a graph: children, and links in and out.

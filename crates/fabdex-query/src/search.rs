@@ -1,5 +1,5 @@
 //! Docs search: field-weighted BM25 over sections (and parts of split
-//! sections), with stemming, identifier splitting, and historical documents
+//! sections; BM25F for a question), with stemming, identifier splitting, and historical documents
 //! filtered out or demoted. Every hit says why it matched.
 
 use std::collections::{BTreeMap, HashMap};
@@ -54,7 +54,7 @@ pub const SYMBOL_WEIGHT: f32 = 2.0;
 /// than 4 to 6 (`docs/ranking.md`).
 pub const DENSE_WEIGHT: f32 = 8.0;
 /// On a ranking with the sentence-embedding part, the symbol bonus is this
-/// many times [`SYMBOL_WEIGHT`]: the dense part widens the score's range
+/// many times `SYMBOL_WEIGHT`: the dense part widens the score's range
 /// about as much again as the other parts together, and a named API's
 /// definition must keep its lead (with weight 2, "what is Writable" ranked a
 /// section comparing `Writable<T[]>` forms above `Writable<>` itself).
@@ -107,7 +107,7 @@ impl Default for HybridWeights {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LexicalScoring {
     /// The default. A question (at least [`BM25F_FROM_TERMS`] analysed
-    /// terms) by BM25F: the unit holding more of its words ranks first. A
+    /// terms; an identifier counts as itself and its parts) by BM25F: the unit holding more of its words ranks first. A
     /// keyword query by the sum of per-field BM25 scores, each field with
     /// its own rarity: there, which field holds the word is the signal (a
     /// heading that names `wish` is rarer, and means more, than a body that
@@ -127,7 +127,7 @@ impl Default for LexicalScoring {
 }
 
 /// From this many analysed terms a query is a question, and BM25F scores
-/// its lexical part (the same line as [`SEMANTIC_FULL_AT_TERMS`]).
+/// its lexical part (the same line as `SEMANTIC_FULL_AT_TERMS`).
 pub const BM25F_FROM_TERMS: usize = SEMANTIC_FULL_AT_TERMS;
 
 /// Which retrieval runs; every result says which one did.
@@ -157,7 +157,8 @@ impl RetrievalMode {
 /// What one hit's score is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScoreParts {
-    /// BM25 over the fields (raw, before normalisation).
+    /// The lexical score (raw, before normalisation): BM25F over the fields
+    /// for a question, the sum of per-field BM25 scores for a keyword query.
     pub lexical: f32,
     /// Cosine similarity of the unit with the query in the latent space (hybrid).
     pub semantic: f32,
@@ -816,7 +817,7 @@ impl Engine {
         Ok(LiveStatistics { searcher, deletions })
     }
 
-    /// Raw BM25 scores of the best `depth` units (history not yet demoted),
+    /// Raw lexical scores of the best `depth` units (history not yet demoted),
     /// and how many matched. Ranked with historical units demoted, equal
     /// scores by unit: the order of documents in the index (which an
     /// incremental build changes) never decides a rank.
@@ -944,8 +945,6 @@ impl Engine {
     }
 }
 
-/// A query's analysed terms, each once, in query order (what both search and
-/// evaluation rank by).
 /// The search index's field of a [`FIELD_WEIGHTS`] name.
 fn field_named(f: &search_schema::Fields, name: &str) -> tantivy::schema::Field {
     match name {
@@ -960,6 +959,8 @@ fn field_named(f: &search_schema::Fields, name: &str) -> tantivy::schema::Field 
     }
 }
 
+/// A query's analysed terms, each once, in query order (what both search and
+/// evaluation rank by).
 fn query_terms(query: &str) -> Vec<String> {
     let mut terms = search_schema::terms(query);
     let mut seen = std::collections::HashSet::new();
