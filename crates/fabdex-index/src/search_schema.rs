@@ -128,6 +128,14 @@ pub fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
+/// A segment's unit keys, by document (`u64::MAX` for a document without one).
+pub fn unit_keys(segment: &tantivy::SegmentReader) -> tantivy::Result<UnitKeys> {
+    Ok(segment.fast_fields().u64("key")?.first_or_default_col(u64::MAX))
+}
+
+/// A segment's column of unit keys ([`unit_keys`]).
+pub type UnitKeys = std::sync::Arc<dyn tantivy::columnar::ColumnValues<u64>>;
+
 /// Look the fields up on an opened index.
 pub fn fields_of(schema: &Schema) -> tantivy::Result<Fields> {
     let f = |name: &str| schema.get_field(name);

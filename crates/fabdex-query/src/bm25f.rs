@@ -38,7 +38,7 @@ struct Matched;
 /// [`Matched`] within one segment.
 struct SegmentMatched {
     segment: SegmentOrdinal,
-    key: std::sync::Arc<dyn tantivy::columnar::ColumnValues<u64>>,
+    key: fabdex_index::search_schema::UnitKeys,
     found: Vec<MatchedDoc>,
 }
 
@@ -47,8 +47,7 @@ impl tantivy::collector::Collector for Matched {
     type Child = SegmentMatched;
 
     fn for_segment(&self, segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<SegmentMatched> {
-        let key = reader.fast_fields().u64("key")?.first_or_default_col(u64::MAX);
-        Ok(SegmentMatched { segment, key, found: Vec::new() })
+        Ok(SegmentMatched { segment, key: fabdex_index::search_schema::unit_keys(reader)?, found: Vec::new() })
     }
 
     fn requires_scoring(&self) -> bool {
@@ -95,9 +94,9 @@ pub(crate) fn scores(
     let mut per_segment = Vec::new();
     let mut units_with = vec![0u64; terms.len()];
     for reader in searcher.segment_readers() {
-        let frequencies = weighted_frequencies(reader, fields, &average_length, terms, params.b)?;
-        for (count, frequency) in units_with.iter_mut().zip(&frequencies) {
-            *count += live_units_with(reader, frequency);
+        let (frequencies, live) = weighted_frequencies(reader, fields, &average_length, terms, params.b)?;
+        for (count, live) in units_with.iter_mut().zip(live) {
+            *count += live;
         }
         per_segment.push(frequencies);
     }
@@ -119,17 +118,22 @@ pub(crate) fn scores(
 }
 
 /// For each term, each document's frequency summed over the fields, each
-/// field's weighted and divided by `1 − b + b × length / average length`.
+/// field's weighted and divided by `1 − b + b × length / average length`;
+/// and how many live documents have the term in some field, counted as
+/// each first gains a frequency.
 fn weighted_frequencies(
     reader: &SegmentReader,
     fields: &[(Field, f32)],
     average_length: &[f32],
     terms: &[String],
     b: f32,
-) -> tantivy::Result<Vec<Vec<f32>>> {
+) -> tantivy::Result<(Vec<Vec<f32>>, Vec<u64>)> {
+    let alive = reader.alive_bitset();
     let mut out = Vec::with_capacity(terms.len());
+    let mut live = Vec::with_capacity(terms.len());
     for text in terms {
         let mut frequency = vec![0f32; reader.max_doc() as usize];
+        let mut units = 0u64;
         for ((field, weight), average) in fields.iter().zip(average_length) {
             let term = Term::from_field_text(*field, text);
             let Some(mut postings) =
@@ -141,18 +145,17 @@ fn weighted_frequencies(
             let mut doc = postings.doc();
             while doc != TERMINATED {
                 let length = lengths.fieldnorm(doc) as f32;
-                frequency[doc as usize] += weight * postings.term_freq() as f32 / (1.0 - b + b * length / average);
+                let f = &mut frequency[doc as usize];
+                let first = *f == 0.0;
+                *f += weight * postings.term_freq() as f32 / (1.0 - b + b * length / average);
+                if first && *f > 0.0 && alive.is_none_or(|a| a.is_alive(doc)) {
+                    units += 1;
+                }
                 doc = postings.advance();
             }
         }
         out.push(frequency);
+        live.push(units);
     }
-    Ok(out)
-}
-
-/// How many live documents of the segment have the term in some field.
-fn live_units_with(reader: &SegmentReader, frequency: &[f32]) -> u64 {
-    let alive = reader.alive_bitset();
-    frequency.iter().enumerate().filter(|(doc, f)| **f > 0.0 && alive.is_none_or(|a| a.is_alive(*doc as DocId))).count()
-        as u64
+    Ok((out, live))
 }

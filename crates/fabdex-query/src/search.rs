@@ -377,39 +377,29 @@ pub(crate) struct Ranking {
     pub clauses: Vec<String>,
 }
 
-/// Collects `(raw BM25 score, unit)` for every matching document: each
-/// segment gives documents' unit keys, mapped to units when the segments'
-/// finds are merged (a key no unit has maps to `u32::MAX`, which the
-/// caller reports as a corrupt index).
-struct UnitScores<'a> {
-    docs: &'a fabdex_index::docs_table::Docs,
-}
+/// Collects `(raw BM25 score, unit key)` for every matching document.
+struct UnitScores;
 
 /// [`UnitScores`] within one segment: its key column, and what it found.
 struct SegmentUnitScores {
-    key: std::sync::Arc<dyn tantivy::columnar::ColumnValues<u64>>,
+    key: search_schema::UnitKeys,
     found: Vec<(f32, u64)>,
 }
 
-impl tantivy::collector::Collector for UnitScores<'_> {
-    type Fruit = Vec<(f32, u32)>;
+impl tantivy::collector::Collector for UnitScores {
+    type Fruit = Vec<(f32, u64)>;
     type Child = SegmentUnitScores;
 
     fn for_segment(&self, _: tantivy::SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<SegmentUnitScores> {
-        let key = segment.fast_fields().u64("key")?.first_or_default_col(u64::MAX);
-        Ok(SegmentUnitScores { key, found: Vec::new() })
+        Ok(SegmentUnitScores { key: search_schema::unit_keys(segment)?, found: Vec::new() })
     }
 
     fn requires_scoring(&self) -> bool {
         true
     }
 
-    fn merge_fruits(&self, segments: Vec<Vec<(f32, u64)>>) -> tantivy::Result<Vec<(f32, u32)>> {
-        Ok(segments
-            .into_iter()
-            .flatten()
-            .map(|(score, key)| (score, self.docs.unit_of_key(key).unwrap_or(u32::MAX)))
-            .collect())
+    fn merge_fruits(&self, segments: Vec<Vec<(f32, u64)>>) -> tantivy::Result<Vec<(f32, u64)>> {
+        Ok(segments.into_iter().flatten().collect())
     }
 }
 
@@ -853,23 +843,21 @@ impl Engine {
             LexicalScoring::Bm25f(params) => Some(params),
             LexicalScoring::ByQueryLength(_) | LexicalScoring::FieldSum => None,
         };
-        let found = match bm25f {
+        let by_key = match bm25f {
             Some(params) => {
                 let fields: Vec<_> = FIELD_WEIGHTS.iter().map(|(name, w)| (field_named(&f, name), *w)).collect();
-                crate::bm25f::scores(&searcher, &stats, query, &fields, terms, params).map(|found| {
-                    found
-                        .into_iter()
-                        .map(|(score, key)| (score, self.snap.docs.unit_of_key(key).unwrap_or(u32::MAX)))
-                        .collect()
-                })
+                crate::bm25f::scores(&searcher, &stats, query, &fields, terms, params)
             }
-            None => searcher.search_with_statistics_provider(query, &UnitScores { docs: &self.snap.docs }, &stats),
+            None => searcher.search_with_statistics_provider(query, &UnitScores, &stats),
         }
         .map_err(|e| QueryError::Corrupt(format!("search failed: {e}")))?;
-        if found.iter().any(|(_, unit): &(f32, u32)| *unit as usize >= self.snap.units().len()) {
-            return Err(QueryError::Corrupt("search index names a unit key which the tables lack".into()));
-        }
-        Ok(found)
+        by_key
+            .into_iter()
+            .map(|(score, key)| match self.snap.docs.unit_of_key(key) {
+                Some(unit) if (unit as usize) < self.snap.units().len() => Ok((score, unit)),
+                _ => Err(QueryError::Corrupt("search index names a unit key which the tables lack".into())),
+            })
+            .collect()
     }
 
     /// API names the query names that the symbol table defines, each with the
