@@ -897,7 +897,7 @@ fn write_embeddings(
     let (table, stats) = crate::embeddings::compute(
         encoder,
         &sources,
-        crate::embeddings::TEXT_VERSION,
+        crate::embeddings::UNITS,
         carried.as_ref(),
         &cache,
         &|done, total| {
@@ -920,7 +920,7 @@ fn write_embeddings(
         let (programs, s) = crate::embeddings::compute(
             encoder,
             &program_sources,
-            crate::embeddings::PROGRAM_TEXT_VERSION,
+            crate::embeddings::PROGRAMS,
             None,
             &cache,
             &|_, _| {},
