@@ -115,7 +115,12 @@ fn a_long_unit_is_read_in_passages_that_continue_one_another() {
     let encoder = fabdex_embed::SentenceEncoder::load(&model(&ws, "model", 1)).unwrap();
     // Every word is in the tiny vocabulary, so a word is a token.
     let words = |n: usize| (0..n).map(|i| WORDS[i % WORDS.len()]).collect::<Vec<_>>().join(" ");
-    let source = |n| UnitSource { heading: "Guide > wish > Result".into(), lead: Some(words(7)), body: words(n) };
+    let source = |n| UnitSource {
+        heading: "Guide > wish > Result".into(),
+        lead: Some(words(7)),
+        body: words(n),
+        referrers: Vec::new(),
+    };
 
     let (short, cut) = passages(&encoder, &source(50), false).unwrap();
     assert_eq!((short.len(), cut), (1, false));
@@ -166,6 +171,38 @@ fn the_model_reads_a_units_prose_before_its_code_blocks() {
     assert!(prose.is_sorted() && code.is_sorted(), "each kept in its order: {:?}", source.body);
     assert!(prose[3] < code[0], "every code block (fenced, indented, in a list) after the prose: {:?}", source.body);
     assert!(source.first_text().starts_with("Sharing state\n"), "{:?}", source.first_text());
+}
+
+/// A list item in another file that opens with a link to a section (here
+/// to a whole file: its first section) is one more passage of that unit,
+/// encoded as the item's words alone; a link inside a sentence, or from the
+/// unit's own file, is not.
+#[test]
+fn a_list_item_linking_to_a_unit_is_read_as_one_more_of_its_passages() {
+    let ws = Workspace::docs_only();
+    let dir = model(&ws, "model", 1);
+    let guide = "# Sharing state\n\nTwo counters can share one number.\n\n\
+                 - [Sharing state](#sharing-state) — from its own file\n";
+    fs::write(ws.path("docs/sharing.md"), guide).unwrap();
+    build_with(&ws, Some(&dir)).unwrap();
+    let unit_passages = |ws: &Workspace| {
+        let snap = fabdex_index::Snapshot::open(&ws.index_dir()).unwrap();
+        let at = snap.units().iter().position(|u| u.address == "doc:docs/sharing.md#sharing-state").unwrap();
+        let table = snap.embeddings().unwrap().unwrap();
+        (table.passages(at), table.vectors(at).into_owned(), table.dim())
+    };
+    let (before, _, _) = unit_passages(&ws);
+    assert_eq!(before, 2, "its text and its heading alone; the item in its own file is not read");
+    let index = "# Index\n\n- [Sharing state](sharing.md) — two counters on one number\n\n\
+                 Prose that links to [sharing](sharing.md) in passing is not read.\n";
+    fs::write(ws.path("docs/index-of-things.md"), index).unwrap();
+    build_with(&ws, Some(&dir)).unwrap();
+    let (after, vectors, dim) = unit_passages(&ws);
+    assert_eq!(after, before + 1, "one item, one more passage");
+    let encoder = fabdex_embed::SentenceEncoder::load(&dir).unwrap();
+    let item = encoder.encode(&["Sharing state — two counters on one number"], 128).unwrap().remove(0);
+    let last = &vectors[(after - 1) * dim..];
+    assert!(fabdex_embed::cosine(last, &item) > 0.999, "the last passage is the item's words");
 }
 
 #[test]

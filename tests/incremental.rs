@@ -206,6 +206,44 @@ fn sentence_embeddings_of_unchanged_units_are_carried_and_equal_a_whole_builds()
     assert_eq!(tables(&index)[name], tables(&ws.path("whole"))[name]);
 }
 
+/// A unit's referring list items live in other files: editing or removing
+/// one, in a file that only links to the unit, changes the unit's passages,
+/// and an incremental build must give the whole build's table.
+#[test]
+fn a_units_referring_items_follow_edits_of_the_file_that_links_to_it() {
+    let ws = Workspace::docs_only();
+    let model = ws.path("model");
+    fabdex_embed::tiny::write_tiny_model(&model, &["wish", "cell", "settle", "handler"], 7).unwrap();
+    let mut config = ws.config();
+    config.index.embeddings = Some(model);
+    let index = ws.index_dir();
+    let note = ws.path("docs/common/concepts/see-also-note.md");
+    let name = "tables/embeddings.bin";
+    let mut passages = Vec::new();
+    for (step, text) in [
+        "# See also\n\n- [Reactivity](reactivity.md) — how a cell settles its readers\n",
+        "# See also\n\n- [Reactivity](reactivity.md) — a handler wakes every wish\n",
+        "# See also\n\nNothing links from here.\n",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        fs::write(&note, text).unwrap();
+        let report = build(&config, &index);
+        let whole = ws.path(&format!("whole-{step}"));
+        build(&config, &whole);
+        assert_eq!(tables(&index)[name], tables(&whole)[name], "step {step}: incremental and whole differ");
+        let e = report.embeddings.unwrap();
+        if step > 0 {
+            assert_eq!(report.incremental.whole_because, None);
+            assert!(e.carried > 0, "step {step}: {e:?}");
+        }
+        passages.push(e.passages);
+    }
+    assert_eq!(passages[0], passages[1], "an edited item is still one passage");
+    assert_eq!(passages[2] + 1, passages[1], "a removed item takes its passage with it");
+}
+
 #[test]
 fn a_damaged_published_snapshot_makes_the_build_whole_and_stays_out_of_the_new_one() {
     let ws = Workspace::docs_only();

@@ -887,12 +887,17 @@ fn write_embeddings(
     let (files, docs, units) = (step.files, step.docs, step.units);
     let bar = progress_bar(staged.progress, units.len() as u64);
     // `docs.files[i]` was assembled from `files[i]`.
+    let referrers = crate::referrers::link_items(docs, |f| files[f as usize].text.as_str(), units);
     let sources: Vec<_> = units
         .iter()
-        .map(|u| crate::embeddings::unit_source(&files[docs.sections[u.section as usize].file as usize].text, docs, u))
+        .zip(referrers)
+        .map(|(u, referrers)| crate::embeddings::UnitSource {
+            referrers,
+            ..crate::embeddings::unit_source(&files[docs.sections[u.section as usize].file as usize].text, docs, u)
+        })
         .collect();
     // A previous table that cannot be carried (a gone file's blob damaged) is not: every unit is then looked up.
-    let carried = carried_vectors(step.carry, encoder).ok().flatten();
+    let carried = carried_vectors(step, &sources, encoder).ok().flatten();
     let cache = staged.layout.cache();
     let (table, stats) = crate::embeddings::compute(
         encoder,
@@ -957,10 +962,11 @@ fn write_embeddings(
 /// encoder version, text version and bounds. Counts how many of its truncated units are
 /// gone (their previous sources tokenized again: a few units).
 fn carried_vectors<'a>(
-    carry: Option<&'a Carry>,
+    step: &EmbeddingsStep<'a>,
+    sources: &[crate::embeddings::UnitSource],
     encoder: &fabdex_embed::SentenceEncoder,
 ) -> Result<Option<crate::embeddings::CarriedVectors<'a>>> {
-    let Some(carry) = carry else { return Ok(None) };
+    let Some(carry) = step.carry else { return Ok(None) };
     let Ok(Some(previous)) = carry.previous.embeddings() else { return Ok(None) };
     if !crate::embeddings::CarriedVectors::fits(previous, encoder) || previous.len() != carry.previous.units().len() {
         return Ok(None);
@@ -973,7 +979,19 @@ fn carried_vectors<'a>(
             gone_truncated += usize::from(crate::embeddings::truncated(encoder, &source)?);
         }
     }
-    Ok(Some(crate::embeddings::CarriedVectors { previous, units: &carry.units, gone_truncated }))
+    // An unchanged unit that a changed file links to (now or before) may
+    // have other referring items: it is read again, its passages looked up
+    // in the cache, and its previous truncation no longer counted.
+    let mut landed = crate::referrers::landed_from(step.docs, |f| carry.files[f as usize].is_none());
+    landed.extend(crate::referrers::landed_from_published(&carry.previous.docs, |f| carry.gone.contains(&f))?);
+    let mut units = carry.units.clone();
+    for (u, unit) in step.units.iter().enumerate() {
+        if units[u].is_some() && landed.contains(&step.docs.sections[unit.section as usize].address) {
+            units[u] = None;
+            gone_truncated += usize::from(crate::embeddings::truncated(encoder, &sources[u])?);
+        }
+    }
+    Ok(Some(crate::embeddings::CarriedVectors { previous, units, gone_truncated }))
 }
 
 /// What [`search_and_semantic`] made.

@@ -78,7 +78,8 @@ impl std::error::Error for EarlierTable {}
 /// keyed by the token ids themselves.
 /// 4: a unit's prose before its code blocks (stop 40).
 /// 5: one more passage, the heading path alone (stop 42).
-pub const TEXT_VERSION: u32 = 5;
+/// 6: and one per list item elsewhere that opens with a link to it (stop 42).
+pub const TEXT_VERSION: u32 = 6;
 
 /// Version of what the model is given of a program ([`program_source`]).
 pub const PROGRAM_TEXT_VERSION: u32 = 1;
@@ -274,6 +275,7 @@ pub struct UnitSource {
     pub heading: String,
     pub lead: Option<String>,
     pub body: String,
+    pub referrers: Vec<String>,
 }
 
 impl UnitSource {
@@ -310,7 +312,7 @@ pub fn unit_source(file_text: &str, docs: &impl DocRows, unit: &Unit) -> UnitSou
         None
     };
     let (prose, code) = prose_and_code(file_text, &row.section.code_blocks, unit.byte_start, unit.byte_end);
-    UnitSource { heading: out.join(" > "), lead, body: prose + &code }
+    UnitSource { heading: out.join(" > "), lead, body: prose + &code, referrers: Vec::new() }
 }
 
 /// What the model reads of a program: its entry path in words and its
@@ -351,7 +353,7 @@ pub fn program_source(p: &fabdex_model::ts::ProgramRow) -> UnitSource {
         body.push(prof.own.actions.iter().map(|a| words(a)).collect::<Vec<_>>().join(", "));
     }
     body.extend(notes(DocRole::Link).map(|n| format!("{}: {}", n.heading, n.text)));
-    UnitSource { heading, lead, body: body.join("\n") }
+    UnitSource { heading, lead, body: body.join("\n"), referrers: Vec::new() }
 }
 
 /// The body token ranges of a unit's later passages. The first passage read
@@ -419,6 +421,11 @@ pub fn passages(encoder: &SentenceEncoder, source: &UnitSource, heading_alone: b
     if heading_alone && !heading.is_empty() {
         out.push(encoder.framed_as(Role::Passage, &[&heading]));
     }
+    for item in &source.referrers {
+        let mut ids = encoder.piece_ids(item)?;
+        ids.truncate(HEADING_TOKENS);
+        out.push(encoder.framed_as(Role::Passage, &[&ids]));
+    }
     Ok((out, cut))
 }
 
@@ -445,7 +452,7 @@ fn body_passages(encoder: &SentenceEncoder, source: &UnitSource, heading: &[u32]
 /// of the previous table's truncated units are gone (edited or removed).
 pub struct CarriedVectors<'a> {
     pub previous: &'a UnitEmbeddings,
-    pub units: &'a [Option<u32>],
+    pub units: Vec<Option<u32>>,
     pub gone_truncated: usize,
 }
 
@@ -662,7 +669,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fabdex_embed::tiny::write_tiny_model(dir.path(), &["wish", "cell"], 3).unwrap();
         let encoder = load_model(dir.path(), Precision::Int8).unwrap();
-        let sources = [UnitSource { heading: "wish".into(), lead: None, body: "a wish for a cell".into() }];
+        let sources = [UnitSource {
+            heading: "wish".into(),
+            lead: None,
+            body: "a wish for a cell".into(),
+            referrers: Vec::new(),
+        }];
         let cache = dir.path().join("cache");
         let (table, stats) = compute(&encoder, &sources, UNITS, None, &cache, &|_, _| {}).unwrap();
         // The unit's one passage of heading and body, and its heading alone.
@@ -694,8 +706,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fabdex_embed::tiny::write_tiny_model(dir.path(), &["wish", "cell", "result", "shape"], 3).unwrap();
         let encoder = load_model(dir.path(), Precision::F32).unwrap();
-        let source =
-            |heading: &str| UnitSource { heading: heading.into(), lead: None, body: "a wish for a cell".into() };
+        let source = |heading: &str| UnitSource {
+            heading: heading.into(),
+            lead: None,
+            body: "a wish for a cell".into(),
+            referrers: Vec::new(),
+        };
         let sources = [source("wish > result shape"), source("")];
         let cache = dir.path().join("cache");
         let (units, _) = compute(&encoder, &sources, UNITS, None, &cache, &|_, _| {}).unwrap();

@@ -37,6 +37,7 @@ pub mod patterns;
 pub mod patterns_table;
 pub mod profiles;
 pub mod published;
+pub mod referrers;
 pub mod rows;
 pub mod search_schema;
 pub mod search_write;
