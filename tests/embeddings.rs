@@ -175,8 +175,8 @@ fn the_model_reads_a_units_prose_before_its_code_blocks() {
 
 /// A list item in another file that opens with a link to a section (here
 /// to a whole file: its first section) is one more passage of that unit,
-/// encoded as the item's words alone; a link inside a sentence, or from the
-/// unit's own file, is not.
+/// encoded as the item's words alone; a link inside a sentence, or not the
+/// first of its item, or from the unit's own file, is not.
 #[test]
 fn a_list_item_linking_to_a_unit_is_read_as_one_more_of_its_passages() {
     let ws = Workspace::docs_only();
@@ -194,6 +194,7 @@ fn a_list_item_linking_to_a_unit_is_read_as_one_more_of_its_passages() {
     let (before, _, _) = unit_passages(&ws);
     assert_eq!(before, 2, "its text and its heading alone; the item in its own file is not read");
     let index = "# Index\n\n- [Sharing state](sharing.md) — two counters on one number\n\n\
+                 - [Another page](guide.md) — and [sharing](sharing.md) only in passing\n\n\
                  Prose that links to [sharing](sharing.md) in passing is not read.\n";
     fs::write(ws.path("docs/index-of-things.md"), index).unwrap();
     build_with(&ws, Some(&dir)).unwrap();

@@ -219,16 +219,23 @@ fn a_units_referring_items_follow_edits_of_the_file_that_links_to_it() {
     let index = ws.index_dir();
     let note = ws.path("docs/common/concepts/see-also-note.md");
     let name = "tables/embeddings.bin";
+    // A link to a file with no sections lands nowhere.
+    fs::write(ws.path("docs/zz-empty.md"), "").unwrap();
     let mut passages = Vec::new();
     for (step, text) in [
-        "# See also\n\n- [Reactivity](reactivity.md) — how a cell settles its readers\n",
-        "# See also\n\n- [Reactivity](reactivity.md) — a handler wakes every wish\n",
-        "# See also\n\nNothing links from here.\n",
+        Some("# See also\n\n- [Reactivity](reactivity.md) — how a cell settles its readers\n"),
+        Some("# See also\n\n- [Reactivity](reactivity.md) — a handler wakes every wish\n"),
+        Some("# See also\n\nNothing links from here.\n- [Empty](../../zz-empty.md) — a page of nothing\n"),
+        Some("# See also\n\n- [Reactivity](reactivity.md) — how every cell settles its readers\n"),
+        None,
     ]
     .into_iter()
     .enumerate()
     {
-        fs::write(&note, text).unwrap();
+        match text {
+            Some(text) => fs::write(&note, text).unwrap(),
+            None => fs::remove_file(&note).unwrap(),
+        }
         let report = build(&config, &index);
         let whole = ws.path(&format!("whole-{step}"));
         build(&config, &whole);
@@ -242,6 +249,7 @@ fn a_units_referring_items_follow_edits_of_the_file_that_links_to_it() {
     }
     assert_eq!(passages[0], passages[1], "an edited item is still one passage");
     assert_eq!(passages[2] + 1, passages[1], "a removed item takes its passage with it");
+    assert_eq!(passages[3], passages[0]);
 }
 
 #[test]

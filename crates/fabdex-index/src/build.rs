@@ -983,7 +983,8 @@ fn carried_vectors<'a>(
     // have other referring items: it is read again, its passages looked up
     // in the cache, and its previous truncation no longer counted.
     let mut landed = crate::referrers::landed_from(step.docs, |f| carry.files[f as usize].is_none());
-    landed.extend(crate::referrers::landed_from_published(&carry.previous.docs, |f| carry.gone.contains(&f))?);
+    let gone: HashSet<u32> = carry.gone.iter().copied().collect();
+    landed.extend(crate::referrers::landed_from_published(&carry.previous.docs, |f| gone.contains(&f))?);
     let mut units = carry.units.clone();
     for (u, unit) in step.units.iter().enumerate() {
         if units[u].is_some() && landed.contains(&step.docs.sections[unit.section as usize].address) {

@@ -4,7 +4,9 @@
 //! DIR`, or `[index] embeddings` in the config): a local model
 //! (`fabdex-embed`) encodes each unit's heading path, its file's lead
 //! paragraph, and its prose and code ([`unit_source`]), in passages of up to
-//! [`MAX_TOKENS`] tokens, at most [`MAX_PASSAGES`] per unit ([`passages`]).
+//! [`MAX_TOKENS`] tokens, at most [`MAX_PASSAGES`] per unit ([`passages`]);
+//! then a docs unit's heading path alone, and each list item in another file
+//! that opens with a link to it (`crate::referrers`), one passage each.
 //! The table records which model made the vectors
 //! (its digest) and where it was, so the query side can load the same model to
 //! encode a question, and refuses any other.
@@ -39,8 +41,9 @@ pub const PROGRAMS_TABLE: &str = "tables/program-embeddings.bin";
 /// one vector measured no better on labs.
 pub const MAX_TOKENS: usize = 128;
 
-/// Passages of a unit given their own vector, the first included; a unit's
-/// similarity is its best passage's. Past the first 128 tokens a long
+/// Passages of a unit's text given their own vector, the first included (the
+/// heading alone and referring items come on top); a unit's similarity is
+/// its best passage's. Past the first 128 tokens a long
 /// section would otherwise be invisible to the model (labs: 7,082 of 9,095
 /// units are longer): four passages read up to about 470 tokens. On labs,
 /// with the dense weight raised to 8, they lift recall@10 0.60 → 0.67 and
@@ -124,7 +127,8 @@ pub struct EmbeddingsHeader {
     pub text_version: u32,
     /// Tokens per passage.
     pub max_tokens: usize,
-    /// Passages per unit at most.
+    /// Passages of a unit's text at most ([`MAX_PASSAGES`]); a docs unit's
+    /// heading alone and its referring items come on top.
     pub max_passages: usize,
     pub units: usize,
     /// Vectors in the table: every unit's passages.
@@ -275,6 +279,8 @@ pub struct UnitSource {
     pub heading: String,
     pub lead: Option<String>,
     pub body: String,
+    /// The list items in other files that open with a link to the unit
+    /// (`crate::referrers::link_items`); none for a program.
     pub referrers: Vec<String>,
 }
 
@@ -413,7 +419,8 @@ pub fn load_model(dir: &Path, precision: Precision) -> Result<SentenceEncoder> {
 /// if it has one), and whether the unit is longer than they read. The first is [`UnitSource::first_text`] cut at [`MAX_TOKENS`];
 /// a longer unit's later passages are its heading path (cut at
 /// [`HEADING_TOKENS`]) and the next window of its body. With
-/// `heading_alone`, the last is the heading path by itself.
+/// `heading_alone`, the heading path by itself follows them; then each of
+/// `source.referrers`, cut at [`HEADING_TOKENS`] too.
 pub fn passages(encoder: &SentenceEncoder, source: &UnitSource, heading_alone: bool) -> Result<(Vec<Vec<u32>>, bool)> {
     let mut heading = encoder.piece_ids(&source.heading)?;
     heading.truncate(HEADING_TOKENS);
@@ -448,8 +455,10 @@ fn body_passages(encoder: &SentenceEncoder, source: &UnitSource, heading: &[u32]
 
 /// What an incremental build carries into [`compute`]: the published
 /// snapshot's table (same model, precision, encoder version and bounds) and,
-/// per unit, the unit of it that is unchanged; `gone_truncated` is how many
-/// of the previous table's truncated units are gone (edited or removed).
+/// per unit, the unit of it that is unchanged and that no changed file links
+/// to (its referring items may have moved); `gone_truncated` is how many of
+/// the previous table's truncated units are not carried (edited, removed, or
+/// read again for such a link).
 pub struct CarriedVectors<'a> {
     pub previous: &'a UnitEmbeddings,
     pub units: Vec<Option<u32>>,
