@@ -179,13 +179,19 @@ fn full_builds_whole_and_a_damaged_deletions_table_is_corrupt() {
     assert!(Snapshot::open(&index).unwrap().search_deletions().unwrap().is_none());
 }
 
-#[test]
-fn sentence_embeddings_of_unchanged_units_are_carried_and_equal_a_whole_builds() {
-    let ws = Workspace::docs_only();
+/// The workspace's config with a tiny sentence model written into it.
+fn with_tiny_model(ws: &Workspace) -> Config {
     let model = ws.path("model");
     fabdex_embed::tiny::write_tiny_model(&model, &["wish", "cell", "settle", "handler"], 7).unwrap();
     let mut config = ws.config();
     config.index.embeddings = Some(model);
+    config
+}
+
+#[test]
+fn sentence_embeddings_of_unchanged_units_are_carried_and_equal_a_whole_builds() {
+    let ws = Workspace::docs_only();
+    let config = with_tiny_model(&ws);
     let index = ws.index_dir();
     let first = build(&config, &index);
     let truncated = first.embeddings.as_ref().unwrap().truncated;
@@ -212,10 +218,7 @@ fn sentence_embeddings_of_unchanged_units_are_carried_and_equal_a_whole_builds()
 #[test]
 fn a_units_referring_items_follow_edits_of_the_file_that_links_to_it() {
     let ws = Workspace::docs_only();
-    let model = ws.path("model");
-    fabdex_embed::tiny::write_tiny_model(&model, &["wish", "cell", "settle", "handler"], 7).unwrap();
-    let mut config = ws.config();
-    config.index.embeddings = Some(model);
+    let config = with_tiny_model(&ws);
     let index = ws.index_dir();
     let note = ws.path("docs/common/concepts/see-also-note.md");
     let name = "tables/embeddings.bin";

@@ -781,7 +781,7 @@ fn file_diagnostics(docs: &DocsTable) -> Vec<FileDiagnostics> {
     docs.files
         .iter()
         .filter(|f| !f.diagnostics.is_empty())
-        .map(|f| FileDiagnostics { address: format!("doc:{}/{}", f.root, f.path), diagnostics: f.diagnostics.clone() })
+        .map(|f| FileDiagnostics { address: f.address(), diagnostics: f.diagnostics.clone() })
         .collect()
 }
 

@@ -482,7 +482,9 @@ impl CarriedVectors<'_> {
 /// Whether the model reads `source` only up to its last passage (a unit
 /// past [`MAX_PASSAGES`] passages).
 pub fn truncated(encoder: &SentenceEncoder, source: &UnitSource) -> Result<bool> {
-    Ok(passages(encoder, source, false)?.1)
+    let mut heading = encoder.piece_ids(&source.heading)?;
+    heading.truncate(HEADING_TOKENS);
+    Ok(body_passages(encoder, source, &heading)?.1)
 }
 
 /// Encode every unit's passages, reusing cached vectors; `reading` says

@@ -391,7 +391,7 @@ fn attach_readmes(docs: &DocsTable, texts: &[&str], table: &PatternsTable, notes
             prose.push(' ');
             keywords.extend(k);
         }
-        let address = format!("doc:{}/{}", f.root, f.path);
+        let address = f.address();
         let (text, limit) = bounded(prose.trim(), NOTE_CHARS, "readme", &address);
         let note = DocNote {
             role: DocRole::Readme,

@@ -88,7 +88,7 @@ pub fn landed_from_published(docs: &Docs, changed: impl Fn(u32) -> bool) -> anyh
 }
 
 fn files_by_address(files: &[DocFileRow]) -> HashMap<String, u32> {
-    files.iter().enumerate().map(|(i, f)| (format!("doc:{}/{}", f.root, f.path), i as u32)).collect()
+    files.iter().enumerate().map(|(i, f)| (f.address(), i as u32)).collect()
 }
 
 /// The first section of a link's target docs file.

@@ -303,6 +303,13 @@ pub struct DocFileRow {
     pub section_count: u32,
 }
 
+impl DocFileRow {
+    /// `doc:<root>/<path>`: the file's address, as links to it carry it.
+    pub fn address(&self) -> String {
+        format!("doc:{}/{}", self.root, self.path)
+    }
+}
+
 /// One section in the docs table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SectionRow {
