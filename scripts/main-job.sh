@@ -20,7 +20,13 @@ echo
 echo "== fabdex search docs \"$QUESTION\""
 "$fabdex" search docs "$QUESTION" --limit 5
 
-top=$("$fabdex" search docs "$QUESTION" --limit 1 --json | grep -m1 '"address"' | sed -E 's/.*"address": "([^"]+)".*/\1/')
+# JSON goes to a file first: no pipeline whose reader can exit before fabdex
+# finishes writing (under pipefail that SIGPIPE would end the job).
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+first_field() { sed -n -E "/\"$1\": \"/{s/.*\"$1\": \"([^\"]+)\".*/\1/p;q}" "$2"; }
+"$fabdex" search docs "$QUESTION" --limit 1 --json >"$out/search.json"
+top=$(first_field address "$out/search.json")
 echo
 echo "== fabdex open $top --max-chars 1200"
 "$fabdex" open "$top" --max-chars 1200
@@ -42,7 +48,8 @@ echo
 echo "== fabdex contract mail/mail-reader.tsx   (what the mail reader takes and returns)"
 "$fabdex" contract mail/mail-reader.tsx
 
-reader=$("$fabdex" inspect mail/mail-reader.tsx --json | grep -m1 '"patternId"' | sed -E 's/.*"patternId": "([^"]+)".*/\1/')
+"$fabdex" inspect mail/mail-reader.tsx --json >"$out/inspect.json"
+reader=$(first_field patternId "$out/inspect.json")
 echo
 echo "== fabdex read pattern:$reader/mail/types.ts#MessageHeader"
 "$fabdex" read "pattern:$reader/mail/types.ts#MessageHeader"

@@ -172,6 +172,10 @@ enum Command {
         /// that changed and folds them into its semantic space).
         #[arg(long)]
         full: bool,
+        /// List every unresolved link, skipped file and diagnostic (by
+        /// default unresolved links are one summary line).
+        #[arg(long, short = 'v')]
+        verbose: bool,
     },
     /// Check every table, search file and blob of the published snapshot
     /// against its manifest (queries check only what they use, on first use).
@@ -593,7 +597,17 @@ fn run(cli: Cli) -> Result<()> {
                 Ok(())
             }
         }
-        Command::Index { roots, config, out, from_index, timeout, no_embeddings, embedding_precision, full } => {
+        Command::Index {
+            roots,
+            config,
+            out,
+            from_index,
+            timeout,
+            no_embeddings,
+            embedding_precision,
+            full,
+            verbose,
+        } => {
             let mut config = match (config, roots.is_empty()) {
                 (Some(path), true) => Config::load(&path)?,
                 (Some(_), false) => anyhow::bail!("give either ROOT paths or --config, not both"),
@@ -653,7 +667,7 @@ fn run(cli: Cli) -> Result<()> {
             opts.keep_snapshots = config.index.keep_snapshots;
             opts.full = full;
             let report = fabdex_index::build(&config, &opts)?;
-            if cli.json { print_json(&report) } else { print_report(&report) }
+            if cli.json { print_json(&report) } else { print_report(&report, verbose) }
         }
         Command::Serve {
             http,
@@ -1587,7 +1601,7 @@ fn run_models(what: ModelsWhat, json: bool) -> Result<()> {
     Ok(())
 }
 
-fn print_report(r: &IndexReport) -> Result<()> {
+fn print_report(r: &IndexReport, verbose: bool) -> Result<()> {
     let c = &r.counts;
     println!(
         "snapshot {} {} in {} ms: {} files ({:.1} MB; {} extracted, {} reused from cache), {} sections ({} split parts), {} skipped",
@@ -1649,24 +1663,38 @@ fn print_report(r: &IndexReport) -> Result<()> {
     for s in &r.skipped {
         by_reason.entry(s.reason.as_str()).or_default().push(s.path.as_str());
     }
+    let shown = |n: usize, cap: usize| if verbose { n } else { n.min(cap) };
     for (reason, paths) in &by_reason {
         println!(
             "skipped {} ({reason}): {}{}",
             paths.len(),
-            paths.iter().take(5).copied().collect::<Vec<_>>().join(", "),
-            if paths.len() > 5 { ", …" } else { "" }
+            paths.iter().take(shown(paths.len(), 5)).copied().collect::<Vec<_>>().join(", "),
+            if paths.len() > shown(paths.len(), 5) { ", …" } else { "" }
         );
     }
-    for d in r.diagnostics.iter().take(20) {
+    for d in r.diagnostics.iter().take(shown(r.diagnostics.len(), 20)) {
         for diag in &d.diagnostics {
             println!("diagnostic {}:{}:{}: {}", d.address, diag.line, diag.column, diag.message);
         }
     }
-    for u in r.unresolved_links.iter().take(20) {
-        println!("unresolved link in {} line {}: `{}` ({})", u.from, u.line, u.dest, u.reason);
+    if verbose {
+        for u in &r.unresolved_links {
+            println!("unresolved link in {} line {}: `{}` ({})", u.from, u.line, u.dest, u.reason);
+        }
+    } else if !r.unresolved_links.is_empty() {
+        let files: std::collections::BTreeSet<&str> =
+            r.unresolved_links.iter().map(|u| u.from.split('#').next().unwrap_or(&u.from)).collect();
+        println!(
+            "unresolved links: {} in {} files; `fabdex index --verbose` lists them",
+            r.unresolved_links.len(),
+            files.len()
+        );
     }
-    if r.unresolved_links.len() > 20 || r.skipped.len() > 5 || r.diagnostics.len() > 20 {
-        println!("full report: {}/snapshots/{}/report.json (or run with --json)", r.index_dir, r.snapshot_id);
+    if !verbose && (r.skipped.len() > 5 || r.diagnostics.len() > 20) {
+        println!(
+            "full report: {}/snapshots/{}/report.json (or run with --json or --verbose)",
+            r.index_dir, r.snapshot_id
+        );
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use safetensors::{Dtype, SafeTensors};
 
-use crate::EmbedError;
+use crate::error::EmbedError;
 use crate::int8::QuantLinear;
 
 /// The tensors of a `model.safetensors` file, looked up by name.
@@ -152,7 +152,7 @@ fn stream_product(x: &[f32], rows: usize, w: &[f32], inputs: usize, outputs: usi
         }
         for (o, wr) in w.chunks_exact(inputs).enumerate() {
             for (m, xr) in x.chunks_exact(inputs).enumerate().take(rows) {
-                block[o * rows + m] = crate::dot(xr, wr);
+                block[o * rows + m] = crate::vector::dot(xr, wr);
             }
         }
     });

@@ -38,9 +38,11 @@ use serde::{Deserialize, Serialize};
 use layers::{LayerNorm, Linear, Weights, gemm, softmax_rows};
 
 mod attention;
+mod error;
 mod int8;
 mod layers;
 pub mod registry;
+mod vector;
 
 /// How an encoder's linear layers compute. Vectors of one model in two
 /// precisions are close but not equal, so an index records which it used.
@@ -114,7 +116,9 @@ pub enum Role {
     Passage,
 }
 
+pub use error::EmbedError;
 pub use int8::Int8Kernel;
+pub use vector::cosine;
 
 /// Version of the encoder's arithmetic. A change that moves any vector's
 /// bits (the order of a sum, a kernel's rounding) bumps it, so that vectors
@@ -141,15 +145,6 @@ pub fn use_sgemm_attention(on: bool) {
 #[doc(hidden)]
 pub fn cap_int8_kernel(cap: Option<Int8Kernel>) {
     int8::cap_kernel(cap)
-}
-
-/// What went wrong loading or running a model; every message names the file.
-#[derive(Debug, thiserror::Error)]
-pub enum EmbedError {
-    #[error("embedding model {path}: {message}")]
-    Model { path: PathBuf, message: String },
-    #[error("embedding model {path}: encoding failed: {message}")]
-    Encode { path: PathBuf, message: String },
 }
 
 /// Who a model is: recorded in an index, checked at query time.
@@ -717,40 +712,6 @@ fn read_prompts(path: &Path) -> Result<(String, String), EmbedError> {
     };
     let get = |k: &str| c.prompts.get(k).cloned();
     Ok((get("query").unwrap_or_default(), get("passage").or_else(|| get("document")).unwrap_or_default()))
-}
-
-/// Dot product of two unit vectors (their cosine). A question is compared
-/// with every passage of an index, so this runs with AVX2 when the CPU has
-/// it: the same sums in the same order, on wider registers.
-pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        /// [`dot`], compiled for AVX2.
-        #[target_feature(enable = "avx2")]
-        fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
-            dot(a, b)
-        }
-        // SAFETY: the CPU was seen to support AVX2.
-        return unsafe { dot_avx2(a, b) };
-    }
-    dot(a, b)
-}
-
-/// Dot product, with eight running sums so that the loop vectorises: a query
-/// is compared with every unit of an index, and the plain streamed product
-/// is made of these.
-#[inline(always)]
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    const LANES: usize = 8;
-    let mut sums = [0f32; LANES];
-    let (a_whole, b_whole) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let tail: f32 = a_whole.remainder().iter().zip(b_whole.remainder()).map(|(x, y)| x * y).sum();
-    for (x, y) in a_whole.zip(b_whole) {
-        for l in 0..LANES {
-            sums[l] += x[l] * y[l];
-        }
-    }
-    sums.iter().sum::<f32>() + tail
 }
 
 pub mod tiny;

@@ -18,6 +18,6 @@ pub mod session;
 pub mod store;
 
 pub use policy::{Decision, Policy};
-pub use record::{Item, ItemKind, NewRecord, Record, RecordKind, TurnCall, TurnUsage, citation_id};
+pub use record::{ContextFit, Item, ItemKind, NewRecord, Record, RecordKind, TurnCall, TurnUsage, citation_id};
 pub use session::Session;
 pub use store::{Contents, Ledger, RunInfo, RunStore};

@@ -94,9 +94,37 @@ pub struct TurnCall {
     pub seq: Option<u64>,
 }
 
+/// How a turn's request was fitted inside the model's context window
+/// (recorded when the window is known). The estimate planned the request;
+/// the turn's `tokens_in` is the server's own count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ContextFit {
+    /// The window in tokens.
+    pub window: u32,
+    /// Where it was learned: `config`, `flag`, `server /v1/models`, `server /props` or `refusal`.
+    pub window_source: String,
+    /// Tokens kept for the answer (the request's `max_tokens`).
+    pub answer_reserve: u32,
+    /// The request's prompt tokens as planned (chars at `chars_per_token`).
+    pub estimated_tokens_in: u64,
+    pub chars_per_token: f64,
+    /// The rate came from the server's counts (else a cautious guess).
+    pub rate_measured: bool,
+    /// Tool list sent: `full`, `trimmed` (first sentences, no schema prose) or `essential`.
+    pub tools: String,
+    /// Earlier tool results replaced by a stub that keeps their citations.
+    pub results_removed: u32,
+    /// Results (and the opening pass) cut short, each with a `_cut` note.
+    pub results_cut: u32,
+    /// Chars the cuts and removals left out of this request.
+    pub chars_cut: u64,
+    /// The server refused the first request as too long; this is the smaller retry.
+    pub retried_smaller: bool,
+}
+
 /// A research model's turn: what went in and out, and the exposure of the
 /// context it ran in (every origin the run had read before it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TurnUsage {
     /// 1-based turn number within the research call.
     pub turn: u32,
@@ -116,6 +144,9 @@ pub struct TurnUsage {
     pub calls: Vec<TurnCall>,
     /// Origins read before this turn: the turn's output inherits them.
     pub exposure: Vec<String>,
+    /// How the request was fitted to the model's context, when its window is known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub context: Option<ContextFit>,
 }
 
 impl TurnUsage {

@@ -77,9 +77,6 @@ const SEMANTIC_WEIGHT: f64 = 4.0;
 /// A program no query word matched is still a candidate when its semantic
 /// similarity reaches this.
 const SEMANTIC_ALONE: f32 = 0.35;
-/// Weight of the sentence-embedding cosine of a program's profile, on an
-/// index with program embeddings (see docs/pattern-index.md for the sweep).
-pub const PATTERN_DENSE_WEIGHT: f64 = 24.0;
 /// A program no query word matched is still a candidate when its
 /// sentence-embedding cosine reaches this.
 const DENSE_ALONE: f32 = 0.40;

@@ -62,24 +62,47 @@ pub struct ModelChoice {
 impl ModelChoice {
     /// The endpoint, if one is named; for `scripted`, the running scripted
     /// model too, which must be kept alive while the endpoint is used.
-    pub fn resolve(&self) -> Result<(Option<Configured>, Option<fabdex_scripted::ScriptedServer>)> {
+    pub fn resolve(&self) -> Result<(Option<Configured>, ScriptedModel)> {
         if let Some(script) = &self.scripted {
-            let server = fabdex_scripted::ScriptedServer::start(fabdex_scripted::Script::load(script)?)?;
-            let mut endpoint = crate::Endpoint::new(&server.base_url, self.model.as_deref().unwrap_or("scripted"));
-            endpoint.attempts = 1;
-            let label = format!("scripted: {} (no model endpoint; recorded turns)", script.display());
-            return Ok((Some(Configured { endpoint, label }), Some(server)));
+            let (configured, server) = self.start_scripted(script)?;
+            return Ok((Some(configured), server));
         }
         let settings = settings(self.config.as_deref())?;
         if self.base_url.is_none() && settings.base_url.is_none() {
-            return Ok((None, None));
+            return Ok((None, ScriptedModel::default()));
         }
         let endpoint = settings
             .endpoint(self.base_url.as_deref(), self.model.as_deref(), self.api_key_env.as_deref())
             .map_err(|e| QueryError::InvalidArgument(format!("{e:#}")))?;
         let label = endpoint.model.clone();
-        Ok((Some(Configured { endpoint, label }), None))
+        Ok((Some(Configured { endpoint, label }), ScriptedModel::default()))
     }
+
+    #[cfg(feature = "scripted")]
+    fn start_scripted(&self, script: &Path) -> Result<(Configured, ScriptedModel)> {
+        let server = fabdex_scripted::ScriptedServer::start(fabdex_scripted::Script::load(script)?)?;
+        let mut endpoint = crate::Endpoint::new(&server.base_url, self.model.as_deref().unwrap_or("scripted"));
+        endpoint.attempts = 1;
+        let label = format!("scripted: {} (no model endpoint; recorded turns)", script.display());
+        Ok((Configured { endpoint, label }, ScriptedModel { _server: Some(server) }))
+    }
+
+    #[cfg(not(feature = "scripted"))]
+    fn start_scripted(&self, script: &Path) -> Result<(Configured, ScriptedModel)> {
+        Err(QueryError::InvalidArgument(format!(
+            "--scripted `{}`: this build has no scripted model (build fabdex with its default feature `scripted`)",
+            script.display()
+        ))
+        .into())
+    }
+}
+
+/// The scripted model a [`ModelChoice`] started, if any: it answers while
+/// this lives and stops when it is dropped.
+#[derive(Default)]
+pub struct ScriptedModel {
+    #[cfg(feature = "scripted")]
+    _server: Option<fabdex_scripted::ScriptedServer>,
 }
 
 /// The `[research]` table of a config file.

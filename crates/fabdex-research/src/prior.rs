@@ -11,24 +11,9 @@ use anyhow::{Context, Result};
 use fabdex_kit::Kit;
 use fabdex_ledger::audit::{Status, check_item};
 use fabdex_ledger::{Item, ItemKind, Session};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::{Outcome, Service};
-
-/// What became of `--prior`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct PriorUse {
-    pub run: String,
-    /// Whether the earlier kit was carried forward.
-    pub carried: bool,
-    /// Cited texts and pattern records carried (they read the same now).
-    pub items_carried: usize,
-    /// Those left behind: changed since, or gone from the snapshot.
-    pub items_dropped: usize,
-    pub note: String,
-}
+use crate::service::{OUTCOME_FILE, Outcome, PriorUse, Service};
 
 /// An earlier kit and what of its run still holds.
 pub struct Carried {
@@ -48,7 +33,7 @@ impl Carried {
 
 /// Load `--prior`; `Ok(Err(use))` when it is not carried, with the reason.
 pub fn load(svc: &Service<'_>, run: &str, grants_digest: &str) -> Result<Result<Carried, PriorUse>> {
-    let path = svc.store.dir.join(run).join(crate::OUTCOME_FILE);
+    let path = svc.store.dir.join(run).join(OUTCOME_FILE);
     let text = std::fs::read_to_string(&path).map_err(|_| {
         fabdex_query::QueryError::NotFound(format!(
             "--prior `{run}`: no research outcome at `{}` (give the run id a research call printed)",

@@ -6,9 +6,9 @@
 use fabdex_kit::Admission;
 use serde_json::{Value, json};
 
-use crate::Request;
 use crate::budget::Budgets;
 use crate::prior::Carried;
+use crate::service::Request;
 
 pub fn system(b: &Budgets) -> String {
     format!(

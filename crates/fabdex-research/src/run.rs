@@ -19,8 +19,9 @@ use serde_json::{Value, json};
 use crate::budget::{REPAIR_TURNS, Spent};
 use crate::chat::{Message, Reply, ToolCall};
 use crate::prior::Carried;
+use crate::prompt;
+use crate::service::{GrantsInfo, ModelInfo, Outcome, Request, Service};
 use crate::toolset::{READ_ONLY, READS, SUBMIT_KIT, model_tools};
-use crate::{Outcome, Request, Service, prompt};
 
 /// How the loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,6 +233,7 @@ impl<'s> Loop<'s> {
             finish: String::new(),
             calls: vec![],
             exposure,
+            context: None,
         };
         let reply = match reply {
             Ok(r) => r,
@@ -544,14 +546,14 @@ impl<'s> Loop<'s> {
             kit,
             problems,
             repair_problems: first_problems,
-            model: crate::ModelInfo {
+            model: ModelInfo {
                 base_url: self.svc.client.endpoint().base_url.clone(),
                 model: self.svc.client.endpoint().model.clone(),
                 label: self.svc.model_label.clone(),
             },
             budgets: self.req.budgets,
             spent: self.spent,
-            grants: crate::GrantsInfo { count: self.req.grants.handles.len(), digest: self.req.grants.digest.clone() },
+            grants: GrantsInfo { count: self.req.grants.handles.len(), digest: self.req.grants.digest.clone() },
             prior: carried.map(|c| c.summary).or_else(|| self.req.prior_note.clone()),
             notes: self.notes,
         })

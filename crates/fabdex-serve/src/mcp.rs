@@ -17,7 +17,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-use crate::{AppState, ServeOptions};
+use crate::state::{AppState, ServeOptions, descriptors, timeout_for};
 
 #[derive(Clone)]
 struct FabdexMcp {
@@ -49,7 +49,7 @@ impl ServerHandler for FabdexMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = crate::descriptors()
+        let tools = descriptors()
             .into_iter()
             .map(|d| {
                 let mut tool = Tool::new_with_raw(
@@ -75,7 +75,7 @@ impl ServerHandler for FabdexMcp {
         let state = self.state.clone();
         let name = request.name.to_string();
         let input = Value::Object(request.arguments.unwrap_or_default());
-        let timeout = crate::timeout_for(&state.opts, &name);
+        let timeout = timeout_for(&state.opts, &name);
         let task = tokio::task::spawn_blocking(move || state.call_tool(&name, input));
         let result = match tokio::time::timeout(timeout, task).await {
             Err(_) => Err(format!("timeout: the call took longer than {} ms", timeout.as_millis())),

@@ -25,6 +25,7 @@ pub mod outline;
 pub mod program;
 pub mod reads;
 pub mod schema;
+mod walk;
 
 pub use extract::{
     ExportKind, ExportRecord, ImportKind, ImportRecord, ImportedName, Parsed, PatternRecord, TsExtraction, extract,

@@ -37,7 +37,7 @@ use swc_ecma_visit::{Visit, VisitWith};
 
 use crate::decls::DeclRef;
 use crate::extract::Parsed;
-use crate::infer::{for_each_nested_statement, pattern_names};
+use crate::walk::{for_each_nested_statement, pattern_names};
 
 /// The literals TypeScript's checker creates before it reads any source, in
 /// creation order: the empty string, zero, then the `typeof` result names.

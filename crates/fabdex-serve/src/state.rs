@@ -1,0 +1,134 @@
+//! What every served call goes through, over HTTP and MCP alike: the
+//! server's options, the tools it answers, and the shared state that opens
+//! the published snapshot and calls a tool on it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use fabdex_query::{Engine, QueryError};
+use fabdex_tools::ToolError;
+use tokio::sync::Semaphore;
+
+/// Bounds, auth, and the run and policy every call goes through.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Record every call in this run unless the call names its own.
+    pub run: Option<String>,
+    /// Where runs live (needed for `run`).
+    pub runs: Option<PathBuf>,
+    /// The release policy applied to every call.
+    pub policy: Option<fabdex_ledger::Policy>,
+    /// Who receives the text, as the policy names consumers.
+    pub consumer: String,
+    /// Require `Authorization: Bearer <token>` on every endpoint but `/health`.
+    pub token: Option<String>,
+    /// Largest request body accepted (413 above it).
+    pub max_body_bytes: usize,
+    /// Longest a request may run (503 after it).
+    pub timeout: Duration,
+    /// Requests served at once; the others wait for a slot.
+    pub max_concurrency: usize,
+    /// The embedding model folder, instead of the one the index recorded.
+    pub embeddings: Option<PathBuf>,
+    /// The model endpoint the `research` tool uses; without one it says so.
+    pub research: Option<fabdex_research::tool::Configured>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            run: None,
+            runs: None,
+            policy: None,
+            consumer: "research".into(),
+            token: None,
+            max_body_bytes: 1024 * 1024,
+            timeout: Duration::from_secs(30),
+            max_concurrency: 64,
+            embeddings: None,
+            research: None,
+        }
+    }
+}
+
+/// Every tool this server answers: the registry's, then `research`.
+pub fn descriptors() -> Vec<fabdex_tools::Descriptor> {
+    let mut all = fabdex_tools::descriptors();
+    all.push(fabdex_research::tool::descriptor());
+    all
+}
+
+fn open_engine(index_dir: &Path, opts: &ServeOptions) -> Result<Engine, QueryError> {
+    let mut engine = Engine::open_index(index_dir)?;
+    if let Some(dir) = &opts.embeddings {
+        engine.set_embedding_model(dir);
+    }
+    Ok(engine)
+}
+
+pub(crate) struct AppState {
+    pub(crate) index_dir: PathBuf,
+    pub(crate) engine: RwLock<Arc<Engine>>,
+    pub(crate) opts: ServeOptions,
+    pub(crate) slots: Semaphore,
+}
+
+impl AppState {
+    /// The engine of the published snapshot, reopened when `CURRENT` moved.
+    pub(crate) fn engine(&self) -> Result<Arc<Engine>, QueryError> {
+        let current = self.engine.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let published = std::fs::read_to_string(self.index_dir.join("CURRENT")).unwrap_or_default();
+        let published = published.trim();
+        if published.is_empty() || published == current.snapshot_id() {
+            return Ok(current);
+        }
+        let fresh = Arc::new(open_engine(&self.index_dir, &self.opts)?);
+        *self.engine.write().unwrap_or_else(|p| p.into_inner()) = fresh.clone();
+        Ok(fresh)
+    }
+}
+
+impl AppState {
+    pub(crate) fn open(index_dir: &Path, opts: ServeOptions) -> anyhow::Result<AppState> {
+        let engine = open_engine(index_dir, &opts)?;
+        Ok(AppState {
+            index_dir: index_dir.to_path_buf(),
+            engine: RwLock::new(Arc::new(engine)),
+            slots: Semaphore::new(opts.max_concurrency.max(1)),
+            opts,
+        })
+    }
+
+    /// Call a tool on the current snapshot, under the call's run (or the server's).
+    pub(crate) fn call_tool(&self, name: &str, mut input: serde_json::Value) -> Result<serde_json::Value, ToolError> {
+        let run = fabdex_tools::take_run(&mut input)?.or_else(|| self.opts.run.clone());
+        let engine = self.engine().map_err(|e| ToolError::new(e.kind(), e.to_string()))?;
+        let runs = self.opts.runs.clone().map(fabdex_ledger::RunStore::new);
+        if name == fabdex_research::tool::NAME {
+            // Research makes its own run; a server's run does not apply to it.
+            let policy = self.opts.policy.clone();
+            return fabdex_research::tool::call(&engine, runs, policy, self.opts.research.as_ref(), input);
+        }
+        let mut session = fabdex_ledger::Session::new(&engine);
+        session.consumer = self.opts.consumer.clone();
+        session.policy = self.opts.policy.clone();
+        if let Some(run) = run {
+            let store =
+                runs.as_ref().ok_or_else(|| ToolError::new("invalid-argument", "this server has no runs folder"))?;
+            session.ledger =
+                Some(store.ledger(&run).map_err(|e| ToolError::new("invalid-argument", format!("{e:#}")))?);
+        }
+        let ctx = fabdex_tools::Context { session, runs, grants: None };
+        fabdex_tools::call(&ctx, name, input)
+    }
+}
+
+/// A research call runs as long as its time budget allows, not the query timeout.
+pub(crate) fn timeout_for(opts: &ServeOptions, tool: &str) -> Duration {
+    if tool == fabdex_research::tool::NAME {
+        Duration::from_secs(fabdex_research::Budgets::MAX.seconds + 30)
+    } else {
+        opts.timeout
+    }
+}
