@@ -95,49 +95,7 @@ impl Scope {
 enum Command {
     /// Research a task: a model runs a bounded, read-only tool loop over the
     /// index and answers with an admitted implementation kit (see docs/research.md).
-    Research {
-        /// The task, in a person's words.
-        task: String,
-        /// The granted handles (a handle inventory: `{"handles": [{token, description, schema}]}`).
-        #[arg(long, value_name = "FILE")]
-        grants: Option<PathBuf>,
-        /// A pattern the host attaches (id, unique prefix or alias); repeatable.
-        #[arg(long = "pattern-ref", value_name = "ID")]
-        pattern_refs: Vec<String>,
-        /// Carry the kit of an earlier research run forward.
-        #[arg(long, value_name = "RUN")]
-        prior: Option<String>,
-        /// Model name (default: the config's, else gpt-4o-mini).
-        #[arg(long)]
-        model: Option<String>,
-        /// An OpenAI-compatible base URL ending in its API version, e.g. http://127.0.0.1:8080/v1.
-        #[arg(long, value_name = "URL")]
-        base_url: Option<String>,
-        /// The environment variable that holds the API key (default OPENAI_API_KEY).
-        #[arg(long, value_name = "VAR")]
-        api_key_env: Option<String>,
-        /// Play a recorded script on a loopback scripted model instead of calling an endpoint.
-        #[arg(long, value_name = "FILE", conflicts_with = "base_url")]
-        scripted: Option<PathBuf>,
-        /// Config whose [research] table gives the endpoint defaults (default ./fabdex.toml).
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// Model turns (default 8, at most 32).
-        #[arg(long)]
-        budget_turns: Option<u32>,
-        /// Tool calls (default 24, at most 128).
-        #[arg(long)]
-        budget_tool_calls: Option<u32>,
-        /// Chars one read may return (default and at most 32000).
-        #[arg(long)]
-        budget_read_chars: Option<u64>,
-        /// Chars of tool results in all (default 96000, at most 400000).
-        #[arg(long)]
-        budget_total_chars: Option<u64>,
-        /// Wall-clock seconds (default 300, at most 1800).
-        #[arg(long)]
-        budget_seconds: Option<u64>,
-    },
+    Research(fabdex_research::cli::ResearchArgs),
     /// Index roots (or the roots of a config) into a new snapshot.
     Index {
         /// Folders to index; each becomes a root named after its folder.
@@ -686,6 +644,7 @@ fn run(cli: Cli) -> Result<()> {
                 api_key_env: research_api_key_env,
                 scripted: research_scripted,
                 config: None,
+                context_tokens: None,
             }
             .resolve()?;
             let opts = fabdex_serve::ServeOptions {
@@ -1037,41 +996,10 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Research {
-            task,
-            grants,
-            pattern_refs,
-            prior,
-            model,
-            base_url,
-            api_key_env,
-            scripted,
-            config,
-            budget_turns,
-            budget_tool_calls,
-            budget_read_chars,
-            budget_total_chars,
-            budget_seconds,
-        } => {
-            let invocation = fabdex_research::cli::Invocation {
-                task,
-                grants,
-                pattern_refs,
-                prior,
-                model,
-                base_url,
-                api_key_env,
-                scripted,
-                config,
-                turns: budget_turns,
-                tool_calls: budget_tool_calls,
-                read_chars: budget_read_chars,
-                total_chars: budget_total_chars,
-                seconds: budget_seconds,
-            };
+        Command::Research(args) => {
             let engine = scope.engine()?;
             let policy = scope.policy.as_deref().map(fabdex_ledger::Policy::load).transpose()?;
-            let outcome = fabdex_research::cli::invoke(engine, scope.store(), policy, &invocation)?;
+            let outcome = fabdex_research::cli::invoke(engine, scope.store(), policy, &args)?;
             if cli.json {
                 print_json(&outcome)?
             } else {

@@ -28,6 +28,10 @@ pub struct Endpoint {
     pub attempts: u32,
     /// First backoff; doubled after each failed attempt.
     pub backoff: Duration,
+    /// The model's context window in tokens, when the configuration names
+    /// it (`[research] context_tokens`, `--context-tokens`); otherwise the
+    /// server is asked ([`Client::context_window`]) or a refusal tells.
+    pub context_tokens: Option<u32>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -37,6 +41,7 @@ impl std::fmt::Debug for Endpoint {
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
             .field("timeout", &self.timeout)
+            .field("context_tokens", &self.context_tokens)
             .finish()
     }
 }
@@ -50,6 +55,7 @@ impl Endpoint {
             timeout: Duration::from_secs(120),
             attempts: 3,
             backoff: Duration::from_millis(500),
+            context_tokens: None,
         }
     }
 }
@@ -58,7 +64,11 @@ impl Endpoint {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub role: String,
-    #[serde(default)]
+    /// Never sent as `null`: llama-cpp-python's server refuses a `null`
+    /// content, and its chat templates fail on an assistant turn without
+    /// one, so [`Message::assistant`] sends a turn of tool calls only with
+    /// `""` (which OpenAI and vLLM take too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -72,6 +82,10 @@ impl Message {
     }
     pub fn user(text: impl Into<String>) -> Message {
         Message { role: "user".into(), content: Some(text.into()), tool_calls: vec![], tool_call_id: None }
+    }
+    /// The model's answer as the next request carries it back.
+    pub fn assistant(reply: Message) -> Message {
+        Message { role: "assistant".into(), content: Some(reply.content.unwrap_or_default()), ..reply }
     }
     pub fn tool(id: &str, text: impl Into<String>) -> Message {
         Message { role: "tool".into(), content: Some(text.into()), tool_calls: vec![], tool_call_id: Some(id.into()) }
@@ -123,6 +137,10 @@ pub struct ChatRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<&'a str>,
     pub temperature: f32,
+    /// The answer's reserve when the window is known, so that prompt and
+    /// answer fit it together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -162,11 +180,16 @@ pub struct Reply {
 /// Why a turn got no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatError {
-    /// `unreachable`, `timeout`, `http-<status>` or `malformed`.
+    /// `unreachable`, `timeout`, `http-<status>`, `malformed`, or
+    /// `context-exceeded` (the server refused the request as longer than
+    /// its context window).
     pub kind: String,
     pub message: String,
     pub attempts: u32,
     pub wall: Duration,
+    /// For `context-exceeded`: the window and the refused prompt's tokens,
+    /// as far as the server's words name them.
+    pub context: Option<(Option<u32>, Option<u64>)>,
 }
 
 impl std::fmt::Display for ChatError {
@@ -180,6 +203,13 @@ struct Failure {
     message: String,
     retry: bool,
     retry_after: Option<Duration>,
+    context: Option<(Option<u32>, Option<u64>)>,
+}
+
+impl Failure {
+    fn new(kind: &str, message: String, retry: bool) -> Failure {
+        Failure { kind: kind.into(), message, retry, retry_after: None, context: None }
+    }
 }
 
 /// The longest wait a `Retry-After` may ask for.
@@ -213,12 +243,19 @@ impl Client {
 
     /// One turn: retried while the failure is retryable and attempts remain.
     pub fn complete(&self, messages: &[Message], tools: &[Value]) -> Result<Reply, ChatError> {
-        self.complete_within(messages, tools, self.endpoint.timeout)
+        self.complete_within(messages, tools, None, self.endpoint.timeout)
     }
 
     /// One turn that ends within `limit` (each attempt's timeout is the
-    /// endpoint's, or what is left of `limit` if less).
-    pub fn complete_within(&self, messages: &[Message], tools: &[Value], limit: Duration) -> Result<Reply, ChatError> {
+    /// endpoint's, or what is left of `limit` if less), with at most
+    /// `max_tokens` of answer when given.
+    pub fn complete_within(
+        &self,
+        messages: &[Message],
+        tools: &[Value],
+        max_tokens: Option<u32>,
+        limit: Duration,
+    ) -> Result<Reply, ChatError> {
         let started = Instant::now();
         let body = ChatRequest {
             model: &self.endpoint.model,
@@ -226,6 +263,7 @@ impl Client {
             tools,
             tool_choice: (!tools.is_empty()).then_some("auto"),
             temperature: 0.0,
+            max_tokens,
         };
         let mut backoff = self.endpoint.backoff;
         let attempts = self.endpoint.attempts.max(1);
@@ -237,6 +275,7 @@ impl Client {
                     message: format!("no answer within the {} ms left of the time budget", limit.as_millis()),
                     attempts: attempt - 1,
                     wall: started.elapsed(),
+                    context: None,
                 });
             }
             match self.attempt(&body, self.endpoint.timeout.min(left)) {
@@ -268,11 +307,49 @@ impl Client {
                         message: f.message,
                         attempts: attempt,
                         wall: started.elapsed(),
+                        context: f.context,
                     });
                 }
             }
         }
         unreachable!("the last attempt returns")
+    }
+
+    /// The model's context window as the server states it, if it does:
+    /// llama.cpp's server at `/props` (`default_generation_settings.n_ctx`,
+    /// the window it runs with), vLLM's `max_model_len` and the
+    /// `context_length` or `context_window` others put on `/v1/models`.
+    /// llama-cpp-python's and Ollama's `/v1` say nothing; then `None`.
+    pub fn context_window(&self) -> Option<crate::fit::Window> {
+        let get = |url: &str| -> Option<Value> {
+            let mut request = self.http.get(url).timeout(Duration::from_secs(3));
+            if let Some(key) = &self.endpoint.api_key {
+                request = request.bearer_auth(key);
+            }
+            let response = request.send().ok()?;
+            if !response.status().is_success() {
+                return None;
+            }
+            response.json().ok()
+        };
+        let base = &self.endpoint.base_url;
+        let root = base.strip_suffix("/v1").unwrap_or(base);
+        let window = |tokens: Option<u64>, source: &str| {
+            let tokens = u32::try_from(tokens?).ok().filter(|t| *t > 0)?;
+            Some(crate::fit::Window { tokens, source: source.into() })
+        };
+        if let Some(w) = get(&format!("{root}/props"))
+            .and_then(|props| window(props["default_generation_settings"]["n_ctx"].as_u64(), "server /props"))
+        {
+            return Some(w);
+        }
+        let models = get(&format!("{base}/models"))?;
+        let entries = models["data"].as_array()?;
+        let entry =
+            entries.iter().find(|m| m["id"].as_str() == Some(self.endpoint.model.as_str())).or(entries.first())?;
+        ["max_model_len", "context_length", "context_window"]
+            .iter()
+            .find_map(|key| window(entry[*key].as_u64(), "server /v1/models"))
     }
 
     fn attempt(&self, body: &ChatRequest<'_>, timeout: Duration) -> Result<(ChatResponse, String), Failure> {
@@ -287,7 +364,7 @@ impl Client {
             } else {
                 ("unreachable", format!("{url}: cannot connect: {}", root_cause(&e)))
             };
-            Failure { kind: kind.into(), message, retry: true, retry_after: None }
+            Failure::new(kind, message, true)
         })?;
         let status = response.status().as_u16();
         let retry_after = response
@@ -296,34 +373,29 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let text = response.text().map_err(|e| Failure {
-            kind: if e.is_timeout() { "timeout" } else { "unreachable" }.into(),
-            message: format!("{url}: the answer was cut off: {}", root_cause(&e)),
-            retry: true,
-            retry_after: None,
+        let text = response.text().map_err(|e| {
+            let kind = if e.is_timeout() { "timeout" } else { "unreachable" };
+            Failure::new(kind, format!("{url}: the answer was cut off: {}", root_cause(&e)), true)
         })?;
         if status != 200 {
             let excerpt: String = text.chars().take(300).collect();
+            // A context refusal is final for this request but not for the
+            // turn: the loop learns the window from it and sends less.
+            let context = (status == 400 || status == 413).then(|| crate::fit::refusal_numbers(&text)).flatten();
+            let kind = if context.is_some() { "context-exceeded".to_string() } else { format!("http-{status}") };
             return Err(Failure {
-                kind: format!("http-{status}"),
+                kind,
                 message: format!("{url}: HTTP {status}: {excerpt}"),
                 retry: status == 429 || (500..=599).contains(&status),
                 retry_after,
+                context,
             });
         }
-        let response: ChatResponse = serde_json::from_str(&text).map_err(|e| Failure {
-            kind: "malformed".into(),
-            message: format!("{url}: the answer is not a chat completion: {e}"),
-            retry: false,
-            retry_after: None,
+        let response: ChatResponse = serde_json::from_str(&text).map_err(|e| {
+            Failure::new("malformed", format!("{url}: the answer is not a chat completion: {e}"), false)
         })?;
         let Some(choice) = response.choices.first() else {
-            return Err(Failure {
-                kind: "malformed".into(),
-                message: format!("{url}: the answer has no choices"),
-                retry: false,
-                retry_after: None,
-            });
+            return Err(Failure::new("malformed", format!("{url}: the answer has no choices"), false));
         };
         let finish = choice.finish_reason.clone().unwrap_or_else(|| "stop".into());
         Ok((response, finish))
@@ -355,6 +427,22 @@ mod tests {
         assert_eq!(openai.function.arguments, local.function.arguments);
         assert_eq!(local.kind, "function");
         assert_eq!(local.id, "");
+    }
+
+    #[test]
+    fn a_turn_of_tool_calls_only_is_sent_back_with_empty_content_never_null() {
+        let call = ToolCall {
+            id: "c1".into(),
+            kind: "function".into(),
+            function: FunctionCall { name: "read".into(), arguments: "{}".into() },
+        };
+        let reply = Message { role: "assistant".into(), content: None, tool_calls: vec![call], tool_call_id: None };
+        let sent = serde_json::to_value(Message::assistant(reply.clone())).unwrap();
+        assert_eq!(sent["content"], "", "{sent}");
+        assert_eq!(sent["tool_calls"][0]["id"], "c1");
+        assert!(serde_json::to_value(&reply).unwrap().get("content").is_none(), "never null");
+        let back: Message = serde_json::from_value(serde_json::json!({"role": "assistant", "content": null})).unwrap();
+        assert_eq!(back.content, None);
     }
 
     #[test]

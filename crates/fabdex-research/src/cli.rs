@@ -12,29 +12,48 @@ use fabdex_query::{Engine, QueryError};
 use crate::tool::Configured;
 use crate::{Budgets, Client, Grants, Outcome, Request, Service, Settings};
 
-/// The command's arguments, as the binary parsed them.
-#[derive(Debug, Clone, Default)]
-pub struct Invocation {
+/// `fabdex research`'s arguments (flattened into the binary's CLI).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ResearchArgs {
+    /// The task, in a person's words.
     pub task: String,
+    /// The granted handles (a handle inventory: `{"handles": [{token, description, schema}]}`).
+    #[arg(long, value_name = "FILE")]
     pub grants: Option<PathBuf>,
+    /// A pattern the host attaches (id, unique prefix or alias); repeatable.
+    #[arg(long = "pattern-ref", value_name = "ID")]
     pub pattern_refs: Vec<String>,
+    /// Carry the kit of an earlier research run forward.
+    #[arg(long, value_name = "RUN")]
     pub prior: Option<String>,
-    pub model: Option<String>,
-    pub base_url: Option<String>,
-    pub api_key_env: Option<String>,
-    /// Play this script on a loopback scripted model instead of calling an endpoint.
-    pub scripted: Option<PathBuf>,
-    /// The config whose `[research]` table gives defaults (default `./fabdex.toml` when present).
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelChoice,
+    #[command(flatten)]
+    pub budgets: BudgetArgs,
+}
+
+/// The budget flags; each unset one takes [`Budgets::DEFAULT`]'s value.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct BudgetArgs {
+    /// Model turns (default 8, at most 32).
+    #[arg(long = "budget-turns")]
     pub turns: Option<u32>,
+    /// Tool calls (default 24, at most 128).
+    #[arg(long = "budget-tool-calls")]
     pub tool_calls: Option<u32>,
+    /// Chars one read may return (default and at most 32000).
+    #[arg(long = "budget-read-chars")]
     pub read_chars: Option<u64>,
+    /// Chars of tool results in all (default 96000, at most 400000).
+    #[arg(long = "budget-total-chars")]
     pub total_chars: Option<u64>,
+    /// Wall-clock seconds (default 300, at most 1800).
+    #[arg(long = "budget-seconds")]
     pub seconds: Option<u64>,
 }
 
-impl Invocation {
-    fn budgets(&self) -> Budgets {
+impl BudgetArgs {
+    pub fn budgets(&self) -> Budgets {
         let d = Budgets::DEFAULT;
         Budgets {
             turns: self.turns.unwrap_or(d.turns),
@@ -50,13 +69,28 @@ const NO_ENDPOINT: &str = "no model endpoint: give --base-url URL (an OpenAI-com
      [research] table of fabdex.toml, or use --scripted FILE for the scripted model";
 
 /// Which model a command uses: flags over the config's `[research]` table.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct ModelChoice {
+    /// An OpenAI-compatible base URL ending in its API version, e.g. http://127.0.0.1:8080/v1.
+    #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
+    /// Model name (default: the config's, else gpt-4o-mini).
+    #[arg(long)]
     pub model: Option<String>,
+    /// The environment variable that holds the API key (default OPENAI_API_KEY).
+    #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
+    /// Play a recorded script on a loopback scripted model instead of calling an endpoint.
+    #[arg(long, value_name = "FILE", conflicts_with = "base_url")]
     pub scripted: Option<PathBuf>,
+    /// Config whose [research] table gives the endpoint defaults (default ./fabdex.toml).
+    #[arg(long)]
     pub config: Option<PathBuf>,
+    /// The model's context window in tokens (default: the config's
+    /// `context_tokens`, else what the server states, else what its first
+    /// refusal says). Every request is fitted inside it.
+    #[arg(long, value_name = "N")]
+    pub context_tokens: Option<u32>,
 }
 
 impl ModelChoice {
@@ -74,6 +108,10 @@ impl ModelChoice {
         let endpoint = settings
             .endpoint(self.base_url.as_deref(), self.model.as_deref(), self.api_key_env.as_deref())
             .map_err(|e| QueryError::InvalidArgument(format!("{e:#}")))?;
+        let mut endpoint = endpoint;
+        if let Some(tokens) = self.context_tokens {
+            endpoint.context_tokens = Some(tokens);
+        }
         let label = endpoint.model.clone();
         Ok((Some(Configured { endpoint, label }), ScriptedModel::default()))
     }
@@ -125,25 +163,18 @@ pub fn settings(config: Option<&Path>) -> Result<Settings> {
 }
 
 /// Run `fabdex research`.
-pub fn invoke(engine: &Engine, store: RunStore, policy: Option<Policy>, inv: &Invocation) -> Result<Outcome> {
-    let grants = match &inv.grants {
+pub fn invoke(engine: &Engine, store: RunStore, policy: Option<Policy>, args: &ResearchArgs) -> Result<Outcome> {
+    let grants = match &args.grants {
         Some(path) => Grants::load(path).map_err(|e| QueryError::InvalidArgument(format!("{e:#}")))?,
         None => Grants::none(),
     };
-    let mut request = Request::new(inv.task.clone());
+    let mut request = Request::new(args.task.clone());
     request.grants = grants;
-    request.pattern_refs = inv.pattern_refs.clone();
-    request.prior = inv.prior.clone();
-    request.budgets = inv.budgets();
+    request.pattern_refs = args.pattern_refs.clone();
+    request.prior = args.prior.clone();
+    request.budgets = args.budgets.budgets();
     // Kept alive for the call: the scripted model stops when dropped.
-    let model = ModelChoice {
-        base_url: inv.base_url.clone(),
-        model: inv.model.clone(),
-        api_key_env: inv.api_key_env.clone(),
-        scripted: inv.scripted.clone(),
-        config: inv.config.clone(),
-    };
-    let (configured, _scripted) = model.resolve()?;
+    let (configured, _scripted) = args.model.resolve()?;
     let Some(Configured { endpoint, label }) = configured else {
         return Err(QueryError::InvalidArgument(NO_ENDPOINT.into()).into());
     };

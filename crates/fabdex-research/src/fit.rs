@@ -10,7 +10,8 @@
 //! first answer). What does not fit is cut, in this order: the tool
 //! descriptions trimmed, then the rarely needed tools left out, then
 //! earlier tool results replaced by a stub that keeps their citations, then
-//! the newest results and the opening pass cut to what is left (valid JSON,
+//! the tools' schemas cut to their top level, then the newest results and
+//! the opening pass cut to what is left (valid JSON,
 //! with a `_cut` note saying how much was shown), the way a read envelope
 //! says `truncated`. Every cut is reported in the turn's ledger record.
 //!
@@ -85,6 +86,10 @@ pub enum ToolDetail {
     Trimmed,
     /// Trimmed, and only [`ESSENTIAL_TOOLS`].
     Essential,
+    /// Essential, each schema cut to its top-level fields and their types
+    /// (the kit's nested shape is left to `fabdex kit schema`, and
+    /// admission names whatever is wrong).
+    Minimal,
 }
 
 impl ToolDetail {
@@ -93,6 +98,7 @@ impl ToolDetail {
             ToolDetail::Full => "full",
             ToolDetail::Trimmed => "trimmed",
             ToolDetail::Essential => "essential",
+            ToolDetail::Minimal => "minimal",
         }
     }
 }
@@ -102,7 +108,7 @@ pub fn tools_at(tools: &[Value], detail: ToolDetail) -> Vec<Value> {
     tools
         .iter()
         .filter(|t| {
-            detail != ToolDetail::Essential
+            detail < ToolDetail::Essential
                 || t["function"]["name"].as_str().is_some_and(|n| ESSENTIAL_TOOLS.contains(&n))
         })
         .map(|t| {
@@ -113,6 +119,9 @@ pub fn tools_at(tools: &[Value], detail: ToolDetail) -> Vec<Value> {
                 }
                 strip_schema_prose(&mut t["function"]["parameters"]);
             }
+            if detail == ToolDetail::Minimal {
+                t["function"]["parameters"] = top_level(&t["function"]["parameters"]);
+            }
             t
         })
         .collect()
@@ -121,6 +130,26 @@ pub fn tools_at(tools: &[Value], detail: ToolDetail) -> Vec<Value> {
 fn first_sentence(text: &str) -> String {
     let end = text.find(". ").map_or(text.len(), |i| i + 1);
     text[..end].chars().take(200).collect()
+}
+
+/// A schema's top-level fields with their types only, and what is required.
+fn top_level(schema: &Value) -> Value {
+    let properties: serde_json::Map<String, Value> = schema["properties"]
+        .as_object()
+        .map(|p| {
+            p.iter()
+                .map(|(name, field)| {
+                    let ty = field.get("type").cloned().unwrap_or(json!("object"));
+                    (name.clone(), json!({"type": ty}))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = json!({"type": "object", "properties": properties});
+    if let Some(required) = schema.get("required") {
+        out["required"] = required.clone();
+    }
+    out
 }
 
 /// Descriptions, titles and examples out of a JSON Schema: the shape stays.
@@ -292,6 +321,167 @@ pub fn refusal_numbers(body: &str) -> Option<(Option<u32>, Option<u64>)> {
     Some((window, prompt))
 }
 
+/// A tool result's text cut to about `max_chars`: its `result` cut by
+/// [`fit_json`] and its `citations` kept whole. `None` when it fits, or is
+/// not a result (an error is short and stays).
+pub fn cut_result(text: &str, max_chars: usize) -> Option<String> {
+    if text.chars().count() <= max_chars {
+        return None;
+    }
+    let value: Value = serde_json::from_str(text).ok()?;
+    let result = value.get("result")?;
+    let citations = value.get("citations").cloned().unwrap_or(json!([]));
+    let room = max_chars.saturating_sub(json_chars(&citations) + 32).max(200);
+    let cut = fit_json(result, room)?;
+    Some(json!({"result": cut, "citations": citations}).to_string())
+}
+
+/// One call of the host's opening pass: tool, arguments, result text.
+pub type OpeningCall = (String, Value, String);
+
+/// What [`plan`] needs to re-render the task message with its opening
+/// results cut.
+pub struct Opening<'a> {
+    /// The task message's index in the conversation.
+    pub at: usize,
+    pub calls: &'a [OpeningCall],
+    pub render: &'a dyn Fn(&[OpeningCall]) -> String,
+}
+
+/// A request fitted to the window.
+pub struct Fitted {
+    pub messages: Vec<Message>,
+    pub tools: Vec<Value>,
+    pub fit: ContextFit,
+    /// Chars of the request as planned, to learn the rate from the server's count.
+    pub chars: u64,
+}
+
+/// Plan one request inside `window` at `rate`: the whole conversation and
+/// every tool when they fit, else cut step by step (tools trimmed, then
+/// only the essential ones, the opening results to 2,000 chars each,
+/// earlier tool results replaced by stubs oldest first, the opening to
+/// 500, the tools' schemas to their top level, the newest results to
+/// 2,000, 1,000 and 500, the opening to 200),
+/// stopping at the first step that fits. A request that still does not fit
+/// is sent as small as it got: the server's refusal then says so.
+pub fn plan(
+    history: &[Message],
+    all_tools: &[Value],
+    opening: Option<&Opening<'_>>,
+    window: &Window,
+    rate: &Rate,
+) -> Fitted {
+    let budget = (prompt_budget(window) as f64 * rate.chars_per_token) as u64;
+    let mut f = Fitted {
+        messages: history.to_vec(),
+        tools: all_tools.to_vec(),
+        fit: report(window, rate, ToolDetail::Full, 0),
+        chars: 0,
+    };
+    let fits = |f: &mut Fitted| {
+        f.chars = request_chars(&f.messages, &f.tools);
+        f.fit.estimated_tokens_in = rate.tokens(f.chars);
+        f.chars <= budget
+    };
+    if fits(&mut f) {
+        return f;
+    }
+    for detail in [ToolDetail::Trimmed, ToolDetail::Essential] {
+        f.tools = tools_at(all_tools, detail);
+        f.fit.tools = detail.as_str().into();
+        if fits(&mut f) {
+            return f;
+        }
+    }
+    let last_turn = history.iter().rposition(|m| m.role == "assistant").unwrap_or(history.len());
+    let cut_opening = |f: &mut Fitted, per_result: usize| {
+        let Some(o) = opening else { return };
+        let mut cut = 0;
+        let calls: Vec<OpeningCall> = o
+            .calls
+            .iter()
+            .map(|(tool, args, text)| match cut_result(text, per_result) {
+                Some(short) => {
+                    cut += 1;
+                    (tool.clone(), args.clone(), short)
+                }
+                None => (tool.clone(), args.clone(), text.clone()),
+            })
+            .collect();
+        let before = f.messages[o.at].chars();
+        f.messages[o.at] = Message::user((o.render)(&calls));
+        f.fit.results_cut = f.fit.results_cut.max(cut);
+        f.fit.chars_cut += before.saturating_sub(f.messages[o.at].chars());
+    };
+    cut_opening(&mut f, 2_000);
+    if fits(&mut f) {
+        return f;
+    }
+    for i in 0..last_turn {
+        if f.messages[i].role != "tool" {
+            continue;
+        }
+        let Some(short) = f.messages[i].content.as_deref().and_then(stub) else { continue };
+        f.fit.chars_cut += f.messages[i].chars().saturating_sub(short.chars().count() as u64);
+        f.messages[i].content = Some(short);
+        f.fit.results_removed += 1;
+        if fits(&mut f) {
+            return f;
+        }
+    }
+    cut_opening(&mut f, 500);
+    if fits(&mut f) {
+        return f;
+    }
+    f.tools = tools_at(all_tools, ToolDetail::Minimal);
+    f.fit.tools = ToolDetail::Minimal.as_str().into();
+    if fits(&mut f) {
+        return f;
+    }
+    for per_result in [2_000, 1_000, 500] {
+        for m in f.messages[last_turn..].iter_mut().filter(|m| m.role == "tool") {
+            if let Some(short) = m.content.as_deref().and_then(|t| cut_result(t, per_result)) {
+                f.fit.chars_cut += m.chars().saturating_sub(short.chars().count() as u64);
+                f.fit.results_cut += 1;
+                m.content = Some(short);
+            }
+        }
+        if fits(&mut f) {
+            return f;
+        }
+    }
+    cut_opening(&mut f, 200);
+    fits(&mut f);
+    f
+}
+
+/// One line for the outcome's notes when a plan cut anything.
+pub fn note(turn: u32, fit: &ContextFit) -> Option<String> {
+    let mut cuts = vec![];
+    if fit.tools != ToolDetail::Full.as_str() {
+        cuts.push(format!("tools {}", fit.tools));
+    }
+    if fit.results_removed > 0 {
+        cuts.push(format!("{} earlier results removed (citations kept)", fit.results_removed));
+    }
+    if fit.results_cut > 0 {
+        cuts.push(format!("{} results cut", fit.results_cut));
+    }
+    if fit.retried_smaller {
+        cuts.push("sent again smaller after the server refused it as too long".into());
+    }
+    (!cuts.is_empty()).then(|| {
+        format!(
+            "turn {turn}: fitted to the {}-token window ({}): {}; about {} tokens sent",
+            fit.window,
+            fit.window_source,
+            cuts.join(", "),
+            fit.estimated_tokens_in
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,6 +524,12 @@ mod tests {
         let essential = tools_at(&tools, ToolDetail::Essential);
         let size = |t: &[Value]| t.iter().map(json_chars).sum::<usize>();
         assert!(size(&trimmed) < full && size(&essential) < size(&trimmed), "{full} {}", size(&trimmed));
+        let minimal = tools_at(&tools, ToolDetail::Minimal);
+        assert!(size(&minimal) < size(&essential) / 2, "{}", size(&minimal));
+        let kit = minimal.iter().find(|t| t["function"]["name"] == "submit_kit").unwrap();
+        let full_kit = tools.iter().find(|t| t["function"]["name"] == "submit_kit").unwrap();
+        assert_eq!(kit["function"]["parameters"]["required"], full_kit["function"]["parameters"]["required"]);
+        assert_eq!(kit["function"]["parameters"]["properties"]["steps"], json!({"type": "array"}));
         assert_eq!(trimmed.len(), tools.len());
         let names: Vec<&str> = essential.iter().filter_map(|t| t["function"]["name"].as_str()).collect();
         assert_eq!(names.len(), ESSENTIAL_TOOLS.len());
@@ -350,6 +546,55 @@ mod tests {
         assert_eq!(s["citations"][0]["citation"], "cit-9");
         assert_eq!(s["_cut"]["removed_chars"], json!(text.chars().count()));
         assert!(stub(r#"{"error": {"kind": "refused"}}"#).is_none(), "errors are short and stay");
+    }
+
+    /// A conversation far over a 4k window: the plan brings it under the
+    /// budget, keeps every message (a tool result still answers its call),
+    /// keeps the citations of what it cut, and says what it did.
+    #[test]
+    fn a_plan_fits_a_long_conversation_and_keeps_its_citations() {
+        let result = |i: usize| {
+            json!({"result": {"text": "word ".repeat(2_000)}, "citations": [{"citation": format!("cit-{i}")}]})
+                .to_string()
+        };
+        let opening: Vec<OpeningCall> = vec![("search_docs".into(), json!({"query": "q"}), result(0))];
+        let render = |calls: &[OpeningCall]| format!("Task: t\n{}", calls[0].2);
+        let mut history = vec![Message::system("rules"), Message::user(render(&opening))];
+        for turn in 1..=3 {
+            let call = crate::chat::ToolCall {
+                id: format!("c{turn}"),
+                kind: "function".into(),
+                function: crate::chat::FunctionCall { name: "read".into(), arguments: "{}".into() },
+            };
+            history.push(Message {
+                role: "assistant".into(),
+                content: Some(String::new()),
+                tool_calls: vec![call],
+                tool_call_id: None,
+            });
+            history.push(Message::tool(&format!("c{turn}"), result(turn)));
+        }
+        let tools = crate::toolset::model_tools();
+        let window = Window { tokens: 4_096, source: "config".into() };
+        let rate = Rate { chars_per_token: 3.0, measured: true };
+        let o = Opening { at: 1, calls: &opening, render: &render };
+        let f = plan(&history, &tools, Some(&o), &window, &rate);
+        assert!(f.chars as f64 <= prompt_budget(&window) as f64 * 3.0, "{} chars", f.chars);
+        assert_eq!(f.messages.len(), history.len());
+        assert_eq!(f.messages[7].tool_call_id.as_deref(), Some("c3"));
+        for i in 0..=3 {
+            let cited = format!("cit-{i}");
+            assert!(f.messages.iter().any(|m| m.content.as_deref().is_some_and(|c| c.contains(&cited))), "{cited}");
+        }
+        assert!(f.fit.results_removed >= 1 && f.fit.chars_cut > 0, "{:?}", f.fit);
+        assert_eq!(f.fit.estimated_tokens_in, rate.tokens(f.chars));
+        assert!(note(2, &f.fit).unwrap().starts_with("turn 2: fitted to the 4096-token window (config)"));
+        // What fits is sent whole.
+        let roomy = Window { tokens: 1_000_000, source: "config".into() };
+        let whole = plan(&history, &tools, Some(&o), &roomy, &rate);
+        assert_eq!(whole.messages, history);
+        assert_eq!(whole.fit.tools, "full");
+        assert!(note(1, &whole.fit).is_none());
     }
 
     #[test]

@@ -49,6 +49,13 @@ pub fn task(req: &Request, opening: &[(String, Value, String)], carried: Option<
             c.summary.run
         ));
     }
+    out.push_str(&opening_calls(opening));
+    out
+}
+
+/// The host's opening calls and their results, as the task message ends.
+pub fn opening_calls(opening: &[(String, Value, String)]) -> String {
+    let mut out = String::new();
     if !opening.is_empty() {
         out.push_str("\nThe host already made these calls for you:\n");
         for (tool, args, result) in opening {

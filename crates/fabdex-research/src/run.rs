@@ -17,7 +17,8 @@ use fabdex_ledger::{Item, NewRecord, RecordKind, TurnCall, TurnUsage};
 use serde_json::{Value, json};
 
 use crate::budget::{REPAIR_TURNS, Spent};
-use crate::chat::{Message, Reply, ToolCall};
+use crate::chat::{ChatError, Message, Reply, ToolCall};
+use crate::fit::{self, Opening, OpeningCall, Rate, Window};
 use crate::prior::Carried;
 use crate::prompt;
 use crate::service::{GrantsInfo, ModelInfo, Outcome, Request, Service};
@@ -43,6 +44,14 @@ impl Stop {
             Stop::NoValidKit => "no-valid-kit",
         }
     }
+}
+
+/// One request as it will be sent, and how it was fitted.
+struct Planned {
+    messages: Vec<Message>,
+    tools: Vec<Value>,
+    chars: u64,
+    fit: Option<fabdex_ledger::ContextFit>,
 }
 
 /// What one turn produced, for the loop.
@@ -71,6 +80,15 @@ pub(crate) struct Loop<'s> {
     /// Why the run stopped without a valid kit, for `missing`.
     failure: Option<(String, String)>,
     notes: Vec<String>,
+    /// The model's context window, once known (configuration, server, or
+    /// a refusal); every request is fitted inside it.
+    window: Option<Window>,
+    /// Chars per token of this endpoint's requests, learned from its counts.
+    rate: Rate,
+    /// The task message without its opening results, and those results,
+    /// so a fitted request can carry them cut.
+    task_head: String,
+    opening: Vec<OpeningCall>,
 }
 
 impl<'s> Loop<'s> {
@@ -93,17 +111,24 @@ impl<'s> Loop<'s> {
             made: BTreeMap::new(),
             failure: None,
             notes: Vec::new(),
+            window: None,
+            rate: Rate::default(),
+            task_head: String::new(),
+            opening: Vec::new(),
         })
     }
 
     /// The whole research call.
     pub(crate) fn run(mut self, carried: Option<Carried>) -> Result<Outcome> {
+        self.window = self.context_window();
         self.messages.push(Message::system(prompt::system(&self.req.budgets)));
         let opening = match &carried {
             Some(c) => self.carry_prior(c)?,
             None => self.opening_pass(),
         };
+        self.task_head = prompt::task(self.req, &[], carried.as_ref());
         self.messages.push(Message::user(prompt::task(self.req, &opening, carried.as_ref())));
+        self.opening = opening;
         let (stop, candidate) = self.research_turns();
         let (stop, admission, first_problems) = self.admit_with_repair(stop, candidate);
         self.finish(stop, admission, first_problems, carried)
@@ -113,14 +138,35 @@ impl<'s> Loop<'s> {
     /// search, and every attached pattern inspected. Their results open the
     /// conversation, so the model's first turn can already read.
     fn opening_pass(&mut self) -> Vec<(String, Value, String)> {
+        let limit = self.opening_limit();
+        let mut pattern_query = self.opening_pattern_query();
+        pattern_query["limit"] = json!(limit);
         let mut calls = vec![
-            ("search_patterns".to_string(), self.opening_pattern_query()),
-            ("search_docs".to_string(), json!({"query": self.req.task, "limit": 5})),
+            ("search_patterns".to_string(), pattern_query),
+            ("search_docs".to_string(), json!({"query": self.req.task, "limit": limit})),
         ];
         for id in &self.req.pattern_refs {
             calls.push(("inspect_pattern".to_string(), json!({"id": id})));
         }
         self.host_calls(calls)
+    }
+
+    /// The window from the configuration, else as the server states it.
+    fn context_window(&self) -> Option<Window> {
+        let endpoint = self.svc.client.endpoint();
+        match endpoint.context_tokens {
+            Some(tokens) => Some(Window { tokens, source: "config".into() }),
+            None => self.svc.client.context_window(),
+        }
+    }
+
+    /// Hits per opening search: 5, or 3 in a window under 16k tokens, where
+    /// the opening would otherwise take most of the room.
+    fn opening_limit(&self) -> u32 {
+        match &self.window {
+            Some(w) if w.tokens < 16_384 => 3,
+            _ => 5,
+        }
     }
 
     fn opening_pattern_query(&self) -> Value {
@@ -211,23 +257,22 @@ impl<'s> Loop<'s> {
         self.failure = Some((kind.to_string(), why));
     }
 
-    /// One model turn: the request, then every tool call it asked for.
+    /// One model turn: the request (fitted to the window), then every tool
+    /// call it asked for. A request the server refuses as too long teaches
+    /// the window and the rate, and is sent once more, smaller.
     fn turn(&mut self, phase: &str) -> TurnEnd {
         self.spent.turns += 1;
         if phase == "repair" {
             self.spent.repair_turns += 1;
         }
         let exposure = self.exposure();
-        let chars_in: u64 = self.messages.iter().map(Message::chars).sum();
-        let timeout = self.time_left().unwrap_or(Duration::from_millis(1));
-        let reply = self.svc.client.complete_within(&self.messages, &self.tools, timeout);
         let mut usage = TurnUsage {
             turn: self.spent.turns,
             model: self.svc.client.endpoint().model.clone(),
             phase: phase.to_string(),
             tokens_in: 0,
             tokens_out: 0,
-            chars_in,
+            chars_in: 0,
             wall_ms: 0,
             attempts: 0,
             finish: String::new(),
@@ -235,11 +280,38 @@ impl<'s> Loop<'s> {
             exposure,
             context: None,
         };
+        let mut retried = false;
+        let reply = loop {
+            let request = self.fitted();
+            usage.chars_in = request.messages.iter().map(Message::chars).sum();
+            let timeout = self.time_left().unwrap_or(Duration::from_millis(1));
+            let max_tokens = self.window.as_ref().map(Window::answer_reserve);
+            let reply = self.svc.client.complete_within(&request.messages, &request.tools, max_tokens, timeout);
+            usage.context = request.fit.map(|mut fit| {
+                fit.retried_smaller = retried;
+                fit
+            });
+            match reply {
+                Err(e) if e.kind == "context-exceeded" && !retried && self.learn_refusal(&e, request.chars) => {
+                    retried = true;
+                    usage.wall_ms += e.wall.as_millis() as u64;
+                    usage.attempts += e.attempts;
+                }
+                Err(e) => break Err(e),
+                Ok(r) => {
+                    self.rate.learn(request.chars, r.tokens_in);
+                    break Ok(r);
+                }
+            }
+        };
+        if let Some(note) = usage.context.as_ref().and_then(|fit| fit::note(usage.turn, fit)) {
+            self.notes.push(note);
+        }
         let reply = match reply {
             Ok(r) => r,
             Err(e) => {
-                usage.wall_ms = e.wall.as_millis() as u64;
-                usage.attempts = e.attempts;
+                usage.wall_ms += e.wall.as_millis() as u64;
+                usage.attempts += e.attempts;
                 usage.finish = e.kind.clone();
                 self.account_model(&usage);
                 self.record_turn(usage, Some(e.to_string()));
@@ -248,13 +320,49 @@ impl<'s> Loop<'s> {
         };
         usage.tokens_in = reply.tokens_in;
         usage.tokens_out = reply.tokens_out;
-        usage.wall_ms = reply.wall.as_millis() as u64;
-        usage.attempts = reply.attempts;
+        usage.wall_ms += reply.wall.as_millis() as u64;
+        usage.attempts += reply.attempts;
         usage.finish = reply.finish.clone();
         self.account_model(&usage);
         let end = self.answer(reply, &mut usage);
         self.record_turn(usage, None);
         end
+    }
+
+    /// This turn's request: the conversation as it is when no window is
+    /// known, else planned inside it ([`fit::plan`]).
+    fn fitted(&self) -> Planned {
+        let Some(window) = &self.window else {
+            return Planned {
+                chars: fit::request_chars(&self.messages, &self.tools),
+                messages: self.messages.clone(),
+                tools: self.tools.clone(),
+                fit: None,
+            };
+        };
+        let head = &self.task_head;
+        let render = |calls: &[OpeningCall]| format!("{head}{}", prompt::opening_calls(calls));
+        let task_at = self.messages.iter().position(|m| m.role == "user");
+        let opening = task_at.map(|at| Opening { at, calls: &self.opening, render: &render });
+        let f = fit::plan(&self.messages, &self.tools, opening.as_ref(), window, &self.rate);
+        Planned { messages: f.messages, tools: f.tools, chars: f.chars, fit: Some(f.fit) }
+    }
+
+    /// Learn from a context refusal: the window it names (or, when it names
+    /// none, the one we assumed), and the rate from the prompt tokens it
+    /// counted. False when there is nothing to learn, so nothing to retry.
+    fn learn_refusal(&mut self, e: &ChatError, chars_sent: u64) -> bool {
+        let (window, prompt) = e.context.unwrap_or((None, None));
+        let before = (self.window.clone(), self.rate);
+        if let Some(tokens) = window {
+            self.window = Some(Window { tokens, source: "refusal".into() });
+        }
+        match prompt {
+            Some(p) => self.rate.learn(chars_sent, p),
+            // No count: assume a quarter more tokens per char than we thought.
+            None => self.rate.chars_per_token *= 0.75,
+        }
+        self.window.is_some() && (self.window.clone(), self.rate) != before
     }
 
     fn account_model(&mut self, usage: &TurnUsage) {
@@ -269,7 +377,7 @@ impl<'s> Loop<'s> {
         let message = reply.message;
         if message.tool_calls.is_empty() {
             let content = message.content.clone().unwrap_or_default();
-            self.messages.push(Message { role: "assistant".into(), ..message });
+            self.messages.push(Message::assistant(message));
             return match kit_from_content(&content) {
                 Ok(kit) => {
                     usage.finish = "kit".into();
@@ -279,7 +387,7 @@ impl<'s> Loop<'s> {
             };
         }
         let calls = message.tool_calls.clone();
-        self.messages.push(Message { role: "assistant".into(), ..message });
+        self.messages.push(Message::assistant(message));
         let mut kit: Option<Result<Kit, String>> = None;
         for call in &calls {
             let (text, record) = if call.function.name == SUBMIT_KIT {

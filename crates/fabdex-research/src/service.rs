@@ -39,6 +39,10 @@ pub struct Settings {
     /// Per HTTP attempt (default 120).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// The model's context window in tokens, for a server that does not
+    /// state it (llama-cpp-python, Ollama): every request is fitted inside.
+    #[serde(default)]
+    pub context_tokens: Option<u32>,
 }
 
 impl Settings {
@@ -67,6 +71,7 @@ impl Settings {
         if let Some(s) = self.timeout_secs {
             endpoint.timeout = Duration::from_secs(s.max(1));
         }
+        endpoint.context_tokens = self.context_tokens;
         Ok(endpoint)
     }
 }
