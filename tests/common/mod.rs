@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use fabdex_index::{BuildOptions, Config, IndexReport};
 use fabdex_query::Engine;
 
+pub mod real_model;
+
 /// The `fabdex` binary, with a model registry of its own that holds no
 /// model: a model the machine's user registered (`fabdex models add`) must
 /// not change what the tests index or how long they take.
