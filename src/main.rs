@@ -674,10 +674,10 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Tools { format } => {
             match format.as_str() {
-                "json" => print_json(&fabdex_tools::descriptors())?,
-                "openai" => print_json(&fabdex_tools::openai())?,
-                "mcp" => print_json(&fabdex_tools::mcp())?,
-                "markdown" => print!("{}", fabdex_tools::markdown()),
+                "json" => print_json(&fabdex_research::tool::listing())?,
+                "openai" => print_json(&fabdex_tools::openai(fabdex_research::tool::listing()))?,
+                "mcp" => print_json(&fabdex_tools::mcp(fabdex_research::tool::listing()))?,
+                "markdown" => print!("{}", fabdex_tools::markdown(fabdex_research::tool::listing())),
                 other => {
                     return Err(QueryError::InvalidArgument(format!(
                         "--format `{other}`: expected json, openai, mcp or markdown"

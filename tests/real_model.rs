@@ -19,7 +19,7 @@ use common::real_model::{self, CONTEXT_TOKENS, RealModel};
 use common::{Workspace, fabdex_command, project_root};
 use fabdex_kit::KitStatus;
 use fabdex_ledger::{RecordKind, RunStore};
-use fabdex_research::{Budgets, Client, Endpoint, Grants, Request, Service};
+use fabdex_research::{Budgets, Client, Grants, Request, Service};
 use serde_json::Value;
 
 const TASK: &str = "give me a simple list view of my email inbox";
@@ -39,7 +39,7 @@ fn research_on_the_inbox_task_against_a_real_server_fits_its_context_and_account
     let model = RealModel::start();
     // The window is not configured: llama-cpp-python states none, so the
     // first refusal must teach it (the path a new user takes).
-    let endpoint = Endpoint::new(&model.base_url, "smollm2-135m");
+    let endpoint = model.endpoint();
     let store = RunStore::new(ws.path("runs"));
     let svc = Service {
         engine: &engine,
@@ -50,7 +50,7 @@ fn research_on_the_inbox_task_against_a_real_server_fits_its_context_and_account
     };
     let mut request = Request::new(TASK);
     request.grants = Grants::load(&project_root().join("corpus/research/mail-grant.json")).unwrap();
-    request.budgets = Budgets { turns: 6, tool_calls: 16, seconds: 900, ..Budgets::DEFAULT };
+    request.budgets = Budgets { turns: 6, tool_calls: 16, seconds: 1_500, ..Budgets::DEFAULT };
     let outcome = fabdex_research::research(&svc, &request).unwrap();
     let exchanges = model.completions();
     let shown = || format!("{:#?}", outcome.notes);

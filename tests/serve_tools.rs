@@ -239,22 +239,37 @@ fn an_official_mcp_client_lists_tools_and_calls_search_and_read() {
 }
 
 #[test]
-fn the_tool_reference_is_generated_from_the_registry() {
+fn the_tool_reference_is_generated_from_the_one_listing() {
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tools.md")).unwrap();
+    let listing = fabdex_research::tool::listing();
     assert_eq!(
         doc,
-        fabdex_tools::markdown(),
+        fabdex_tools::markdown(listing),
         "docs/tools.md is stale: run `fabdex tools --format markdown > docs/tools.md`"
     );
-    for d in fabdex_tools::descriptors() {
+    for d in listing {
         assert_eq!(d.input_schema["type"], "object", "{}", d.name);
-        assert!(d.input_schema["properties"]["run"].is_object(), "{}", d.name);
+        // Every registry tool takes `run`; research makes its own.
+        assert_eq!(d.input_schema["properties"]["run"].is_object(), d.name != "research", "{}", d.name);
         assert!(d.output_schema.is_object(), "{}", d.name);
         assert!(!d.bounds.is_empty());
     }
-    let openai = fabdex_tools::openai();
+    assert!(doc.contains("## `research`"), "the reference documents research too");
+    let openai = fabdex_tools::openai(listing);
     assert_eq!(openai[0]["type"], "function");
     assert_eq!(openai[0]["function"]["name"], "search_docs");
+    // The CLI's listing is the same one, research included.
+    let out = common::fabdex_command().args(["tools", "--format", "json"]).output().unwrap();
+    let cli: Vec<fabdex_tools::Descriptor> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cli, listing.to_vec());
+    // The research model gets the read-only tools from it, never research.
+    let model: Vec<Value> = fabdex_research::toolset::model_tools();
+    let names: Vec<&str> = model.iter().filter_map(|t| t["function"]["name"].as_str()).collect();
+    assert!(!names.contains(&"research") && names.contains(&"search_docs"), "{names:?}");
+    for t in model.iter().filter(|t| t["function"]["name"] != "submit_kit") {
+        let listed = listing.iter().find(|d| d.name == t["function"]["name"]).unwrap();
+        assert_eq!(t["function"]["description"], listed.openai()["function"]["description"]);
+    }
 }
 
 #[test]

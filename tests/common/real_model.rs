@@ -94,9 +94,12 @@ impl RealModel {
         let exchanges = model.exchanges.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                if let Some(exchange) = forward(stream, &upstream) {
-                    exchanges.lock().unwrap().push(exchange);
-                }
+                let (exchanges, upstream) = (exchanges.clone(), upstream.clone());
+                std::thread::spawn(move || {
+                    if let Some(exchange) = forward(stream, &upstream) {
+                        exchanges.lock().unwrap().push(exchange);
+                    }
+                });
             }
         });
         model
@@ -123,6 +126,16 @@ impl RealModel {
         let (status, answer) = http(&self.upstream, "POST", "/extras/tokenize/count", &body, None).unwrap();
         assert_eq!(status, 200, "{answer}");
         serde_json::from_str::<serde_json::Value>(&answer).unwrap()["count"].as_u64().unwrap()
+    }
+
+    /// An endpoint for fabdex through the proxy: one attempt per turn with
+    /// a long timeout (a CPU-bound local model can take minutes to answer,
+    /// and a retried generation would queue behind the one still running).
+    pub fn endpoint(&self) -> fabdex_research::Endpoint {
+        let mut endpoint = fabdex_research::Endpoint::new(&self.base_url, "smollm2-135m");
+        endpoint.timeout = Duration::from_secs(600);
+        endpoint.attempts = 1;
+        endpoint
     }
 
     /// The chat completions exchanged so far.

@@ -29,7 +29,10 @@ use crate::chat::Message;
 pub const GUESSED_CHARS_PER_TOKEN: f64 = 2.0;
 /// Headroom on the estimate: the rate of one request is not the next one's.
 const MARGIN: f64 = 0.9;
-/// The answer's reserve: a quarter of the window, at most this many tokens.
+/// The answer's reserve: an eighth of the window, at most this many
+/// tokens. A tool call takes a few hundred and a kit about a thousand; a
+/// small model that rambles instead would otherwise spend minutes of CPU
+/// filling a quarter of its window.
 const MAX_ANSWER_TOKENS: u32 = 2_048;
 /// Tools the model cannot do without; the rest go first when tools must shrink.
 pub const ESSENTIAL_TOOLS: &[&str] =
@@ -46,7 +49,7 @@ pub struct Window {
 impl Window {
     /// Tokens kept free for the answer (`max_tokens` of the request).
     pub fn answer_reserve(&self) -> u32 {
-        (self.tokens / 4).min(MAX_ANSWER_TOKENS)
+        (self.tokens / 8).min(MAX_ANSWER_TOKENS)
     }
 }
 
@@ -605,7 +608,8 @@ mod tests {
         r.learn(30_000, 10_000);
         assert!(r.measured && (r.chars_per_token - 3.0).abs() < 1e-9);
         let w = Window { tokens: 8192, source: "flag".into() };
-        assert_eq!(w.answer_reserve(), 2048);
-        assert_eq!(prompt_budget(&w), 5529);
+        assert_eq!(w.answer_reserve(), 1024);
+        assert_eq!(prompt_budget(&w), 6451);
+        assert_eq!(Window { tokens: 32_768, source: "flag".into() }.answer_reserve(), 2048);
     }
 }

@@ -1,7 +1,10 @@
-//! `research` as a tool: the same call the CLI makes, served over MCP and
-//! HTTP by `fabdex-serve`. It is not in `fabdex-tools`' registry because it
-//! uses that registry (research cannot call research); the serve shells
-//! list [`descriptor`] beside the registry's and dispatch it to [`call`].
+//! `research` as a tool, and the one tool listing: the same call the CLI
+//! makes, served over MCP and HTTP by `fabdex-serve`. It is not in
+//! `fabdex-tools`' registry because it uses that registry, so the complete
+//! list of tools is made here, once: [`listing`] is the registry's tools and
+//! `research`, and [`call_listed`] calls any of them. `fabdex tools`, MCP,
+//! HTTP and the research model's tool list (which leaves out `research`:
+//! research cannot call research) all read it; no shell names a tool.
 
 use fabdex_kit::Handle;
 use fabdex_ledger::{Policy, RunStore};
@@ -68,7 +71,53 @@ pub fn descriptor() -> Descriptor {
         input_schema: serde_json::to_value(schemars::schema_for!(ResearchInput)).unwrap_or(Value::Null),
         output_schema: serde_json::to_value(schemars::schema_for!(Outcome)).unwrap_or(Value::Null),
         bounds: "budgets: default 8 model turns, 24 tool calls, 32000 chars per read, 96000 chars in all, 300 s; at most 32, 128, 32000, 400000, 1800 s. The call lasts at most its time budget.".into(),
+        longest_secs: Some(Budgets::MAX.seconds + 30),
     }
+}
+
+/// Every tool, described once: the registry's query and handle tools, then
+/// `research`.
+pub fn listing() -> &'static [Descriptor] {
+    static LISTING: std::sync::OnceLock<Vec<Descriptor>> = std::sync::OnceLock::new();
+    LISTING.get_or_init(|| {
+        let mut all = fabdex_tools::descriptors();
+        all.push(descriptor());
+        all
+    })
+}
+
+/// What a shell calls a listed tool with.
+pub struct Host<'a> {
+    pub engine: &'a Engine,
+    pub runs: Option<RunStore>,
+    pub policy: Option<Policy>,
+    /// Who receives the text, as the policy names consumers.
+    pub consumer: String,
+    /// The run a call is recorded in unless it names its own (`research`
+    /// makes a run of its own).
+    pub run: Option<String>,
+    /// The model endpoint `research` uses; without one it says so.
+    pub research: Option<&'a Configured>,
+}
+
+/// Call any tool of [`listing`] by name: `research` runs a research call;
+/// every other tool runs through the registry in a session under the
+/// call's run (or the host's).
+pub fn call_listed(host: Host<'_>, name: &str, mut input: Value) -> Result<Value, ToolError> {
+    let run = fabdex_tools::take_run(&mut input)?.or(host.run);
+    if name == NAME {
+        return call(host.engine, host.runs, host.policy, host.research, input);
+    }
+    let mut session = fabdex_ledger::Session::new(host.engine);
+    session.consumer = host.consumer;
+    session.policy = host.policy;
+    if let Some(run) = run {
+        let store =
+            host.runs.as_ref().ok_or_else(|| ToolError::new("invalid-argument", "this server has no runs folder"))?;
+        session.ledger = Some(store.ledger(&run).map_err(|e| ToolError::new("invalid-argument", format!("{e:#}")))?);
+    }
+    let ctx = fabdex_tools::Context { session, runs: host.runs, grants: None };
+    fabdex_tools::call(&ctx, name, input)
 }
 
 /// A research endpoint a server was started with.

@@ -27,21 +27,19 @@ pub const SUBMIT_KIT: &str = "submit_kit";
 /// Tools whose answer is a bounded read (their `max_chars` is capped by the read budget).
 pub const READS: &[&str] = &["read", "read_source"];
 
-/// The tool list sent with every turn, in the OpenAI function shape.
+/// The tool list sent with every turn, in the OpenAI function shape: the
+/// listing's read-only tools (less their `run`, which the loop binds), and
+/// `submit_kit`.
 pub fn model_tools() -> Vec<Value> {
-    let mut tools: Vec<Value> = fabdex_tools::descriptors()
-        .into_iter()
+    let mut tools: Vec<Value> = crate::tool::listing()
+        .iter()
         .filter(|d| READ_ONLY.contains(&d.name.as_str()))
         .map(|d| {
-            let mut parameters = d.input_schema;
-            if let Some(props) = parameters.get_mut("properties").and_then(Value::as_object_mut) {
+            let mut tool = d.openai();
+            if let Some(props) = tool["function"]["parameters"].get_mut("properties").and_then(Value::as_object_mut) {
                 props.remove("run");
             }
-            json!({"type": "function", "function": {
-                "name": d.name,
-                "description": format!("{} Bounds: {}", d.description, d.bounds),
-                "parameters": parameters,
-            }})
+            tool
         })
         .collect();
     let mut kit = fabdex_kit::schema();

@@ -52,11 +52,9 @@ impl Default for ServeOptions {
     }
 }
 
-/// Every tool this server answers: the registry's, then `research`.
+/// Every tool this server answers: the one listing's.
 pub fn descriptors() -> Vec<fabdex_tools::Descriptor> {
-    let mut all = fabdex_tools::descriptors();
-    all.push(fabdex_research::tool::descriptor());
-    all
+    fabdex_research::tool::listing().to_vec()
 }
 
 fn open_engine(index_dir: &Path, opts: &ServeOptions) -> Result<Engine, QueryError> {
@@ -101,34 +99,26 @@ impl AppState {
     }
 
     /// Call a tool on the current snapshot, under the call's run (or the server's).
-    pub(crate) fn call_tool(&self, name: &str, mut input: serde_json::Value) -> Result<serde_json::Value, ToolError> {
-        let run = fabdex_tools::take_run(&mut input)?.or_else(|| self.opts.run.clone());
+    pub(crate) fn call_tool(&self, name: &str, input: serde_json::Value) -> Result<serde_json::Value, ToolError> {
         let engine = self.engine().map_err(|e| ToolError::new(e.kind(), e.to_string()))?;
-        let runs = self.opts.runs.clone().map(fabdex_ledger::RunStore::new);
-        if name == fabdex_research::tool::NAME {
-            // Research makes its own run; a server's run does not apply to it.
-            let policy = self.opts.policy.clone();
-            return fabdex_research::tool::call(&engine, runs, policy, self.opts.research.as_ref(), input);
-        }
-        let mut session = fabdex_ledger::Session::new(&engine);
-        session.consumer = self.opts.consumer.clone();
-        session.policy = self.opts.policy.clone();
-        if let Some(run) = run {
-            let store =
-                runs.as_ref().ok_or_else(|| ToolError::new("invalid-argument", "this server has no runs folder"))?;
-            session.ledger =
-                Some(store.ledger(&run).map_err(|e| ToolError::new("invalid-argument", format!("{e:#}")))?);
-        }
-        let ctx = fabdex_tools::Context { session, runs, grants: None };
-        fabdex_tools::call(&ctx, name, input)
+        let host = fabdex_research::tool::Host {
+            engine: &engine,
+            runs: self.opts.runs.clone().map(fabdex_ledger::RunStore::new),
+            policy: self.opts.policy.clone(),
+            consumer: self.opts.consumer.clone(),
+            run: self.opts.run.clone(),
+            research: self.opts.research.as_ref(),
+        };
+        fabdex_research::tool::call_listed(host, name, input)
     }
 }
 
-/// A research call runs as long as its time budget allows, not the query timeout.
+/// How long a call may run: the server's timeout, or longer where the
+/// tool's descriptor says it takes longer (research, its time budget).
 pub(crate) fn timeout_for(opts: &ServeOptions, tool: &str) -> Duration {
-    if tool == fabdex_research::tool::NAME {
-        Duration::from_secs(fabdex_research::Budgets::MAX.seconds + 30)
-    } else {
-        opts.timeout
+    let listed = fabdex_research::tool::listing().iter().find(|d| d.name == tool);
+    match listed.and_then(|d| d.longest_secs) {
+        Some(secs) => opts.timeout.max(Duration::from_secs(secs)),
+        None => opts.timeout,
     }
 }
