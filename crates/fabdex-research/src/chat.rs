@@ -320,7 +320,7 @@ impl Client {
     /// the window it runs with), vLLM's `max_model_len` and the
     /// `context_length` or `context_window` others put on `/v1/models`.
     /// llama-cpp-python's and Ollama's `/v1` say nothing; then `None`.
-    pub fn context_window(&self) -> Option<crate::fit::Window> {
+    pub fn context_window(&self) -> Option<crate::window::Window> {
         let get = |url: &str| -> Option<Value> {
             let mut request = self.http.get(url).timeout(Duration::from_secs(3));
             if let Some(key) = &self.endpoint.api_key {
@@ -336,7 +336,7 @@ impl Client {
         let root = base.strip_suffix("/v1").unwrap_or(base);
         let window = |tokens: Option<u64>, source: &str| {
             let tokens = u32::try_from(tokens?).ok().filter(|t| *t > 0)?;
-            Some(crate::fit::Window { tokens, source: source.into() })
+            Some(crate::window::Window { tokens, source: source.into() })
         };
         if let Some(w) = get(&format!("{root}/props"))
             .and_then(|props| window(props["default_generation_settings"]["n_ctx"].as_u64(), "server /props"))
@@ -381,7 +381,7 @@ impl Client {
             let excerpt: String = text.chars().take(300).collect();
             // A context refusal is final for this request but not for the
             // turn: the loop learns the window from it and sends less.
-            let context = (status == 400 || status == 413).then(|| crate::fit::refusal_numbers(&text)).flatten();
+            let context = (status == 400 || status == 413).then(|| crate::window::refusal_numbers(&text)).flatten();
             let kind = if context.is_some() { "context-exceeded".to_string() } else { format!("http-{status}") };
             return Err(Failure {
                 kind,

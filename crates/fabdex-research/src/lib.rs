@@ -24,6 +24,7 @@ mod run;
 mod service;
 pub mod tool;
 pub mod toolset;
+pub mod window;
 
 use std::path::PathBuf;
 

@@ -1,90 +1,19 @@
 //! `research` as a tool, and the one tool listing: the same call the CLI
 //! makes, served over MCP and HTTP by `fabdex-serve`. It is not in
 //! `fabdex-tools`' registry because it uses that registry, so the complete
-//! list of tools is made here, once: [`listing`] is the registry's tools and
-//! `research`, and [`call_listed`] calls any of them. `fabdex tools`, MCP,
+//! list of tools is made in this crate, once: [`listing`] (in `toolset.rs`)
+//! is the registry's tools and `research`, and [`call_listed`] calls any of
+//! them. `fabdex tools`, MCP,
 //! HTTP and the research model's tool list (which leaves out `research`:
 //! research cannot call research) all read it; no shell names a tool.
 
-use fabdex_kit::Handle;
 use fabdex_ledger::{Policy, RunStore};
 use fabdex_query::Engine;
-use fabdex_tools::{Descriptor, ToolError};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use fabdex_tools::ToolError;
 use serde_json::Value;
 
-use crate::{Budgets, Client, Endpoint, Grants, Outcome, Request, Service};
-
-pub const NAME: &str = "research";
-
-/// `research` input.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ResearchInput {
-    /// The task, in a person's words (at most 2,000 chars).
-    pub task: String,
-    /// The granted handles: each a token with its description and the JSON Schema of what it holds.
-    #[serde(default)]
-    pub grants: Vec<Handle>,
-    /// Patterns the host attaches (ids, unique prefixes or aliases; at most 16).
-    #[serde(default)]
-    pub pattern_refs: Vec<String>,
-    /// An earlier research run whose kit to carry forward.
-    #[serde(default)]
-    pub prior: Option<String>,
-    /// Budgets; each absent one takes its default.
-    #[serde(default)]
-    pub budgets: Option<BudgetsInput>,
-}
-
-/// Budgets of a `research` call (defaults 8 turns, 24 tool calls, 32,000
-/// chars per read, 96,000 in all, 300 s; maxima 32, 128, 32,000, 400,000, 1,800).
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BudgetsInput {
-    pub turns: Option<u32>,
-    pub tool_calls: Option<u32>,
-    pub read_chars: Option<u64>,
-    pub total_chars: Option<u64>,
-    pub seconds: Option<u64>,
-}
-
-impl BudgetsInput {
-    pub fn budgets(&self) -> Budgets {
-        let d = Budgets::DEFAULT;
-        Budgets {
-            turns: self.turns.unwrap_or(d.turns),
-            tool_calls: self.tool_calls.unwrap_or(d.tool_calls),
-            read_chars: self.read_chars.unwrap_or(d.read_chars),
-            total_chars: self.total_chars.unwrap_or(d.total_chars),
-            seconds: self.seconds.unwrap_or(d.seconds),
-        }
-    }
-}
-
-/// The tool's descriptor, in the registry's shape.
-pub fn descriptor() -> Descriptor {
-    Descriptor {
-        name: NAME.into(),
-        description: "Research a task: a model runs a bounded, read-only loop over the docs, skills and pattern index (the read-only tools of this registry, never research itself) and answers with an implementation kit admitted by the host's rules. Every call is a new research run whose id is in the result; every model turn and tool call is in its ledger.".into(),
-        input_schema: serde_json::to_value(schemars::schema_for!(ResearchInput)).unwrap_or(Value::Null),
-        output_schema: serde_json::to_value(schemars::schema_for!(Outcome)).unwrap_or(Value::Null),
-        bounds: "budgets: default 8 model turns, 24 tool calls, 32000 chars per read, 96000 chars in all, 300 s; at most 32, 128, 32000, 400000, 1800 s. The call lasts at most its time budget.".into(),
-        longest_secs: Some(Budgets::MAX.seconds + 30),
-    }
-}
-
-/// Every tool, described once: the registry's query and handle tools, then
-/// `research`.
-pub fn listing() -> &'static [Descriptor] {
-    static LISTING: std::sync::OnceLock<Vec<Descriptor>> = std::sync::OnceLock::new();
-    LISTING.get_or_init(|| {
-        let mut all = fabdex_tools::descriptors();
-        all.push(descriptor());
-        all
-    })
-}
+pub use crate::toolset::{BudgetsInput, NAME, ResearchInput, descriptor, listing};
+use crate::{Client, Endpoint, Grants, Request, Service};
 
 /// What a shell calls a listed tool with.
 pub struct Host<'a> {

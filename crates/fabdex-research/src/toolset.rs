@@ -1,9 +1,17 @@
-//! The tools a research model is offered: the registry's read-only query
-//! tools and handle tools, exactly as the registry publishes them (less the
-//! `run` argument, which the loop sets), plus `submit_kit`, whose parameters
-//! are the kit's published JSON Schema.
+//! The one tool listing ([`listing`]: the registry's tools and `research`,
+//! each described once) and the tools a research model is offered from it:
+//! the read-only query and handle tools, exactly as published (less the
+//! `run` argument, which the loop sets), plus `submit_kit`, whose
+//! parameters are the kit's published JSON Schema.
 
+use fabdex_kit::Handle;
+use fabdex_tools::Descriptor;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
+
+use crate::budget::Budgets;
+use crate::service::Outcome;
 
 /// Registry tools research may call. Nothing that writes, no ledger tools,
 /// and never `research` itself.
@@ -27,11 +35,81 @@ pub const SUBMIT_KIT: &str = "submit_kit";
 /// Tools whose answer is a bounded read (their `max_chars` is capped by the read budget).
 pub const READS: &[&str] = &["read", "read_source"];
 
+pub const NAME: &str = "research";
+
+/// `research` input.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResearchInput {
+    /// The task, in a person's words (at most 2,000 chars).
+    pub task: String,
+    /// The granted handles: each a token with its description and the JSON Schema of what it holds.
+    #[serde(default)]
+    pub grants: Vec<Handle>,
+    /// Patterns the host attaches (ids, unique prefixes or aliases; at most 16).
+    #[serde(default)]
+    pub pattern_refs: Vec<String>,
+    /// An earlier research run whose kit to carry forward.
+    #[serde(default)]
+    pub prior: Option<String>,
+    /// Budgets; each absent one takes its default.
+    #[serde(default)]
+    pub budgets: Option<BudgetsInput>,
+}
+
+/// Budgets of a `research` call (defaults 8 turns, 24 tool calls, 32,000
+/// chars per read, 96,000 in all, 300 s; maxima 32, 128, 32,000, 400,000, 1,800).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetsInput {
+    pub turns: Option<u32>,
+    pub tool_calls: Option<u32>,
+    pub read_chars: Option<u64>,
+    pub total_chars: Option<u64>,
+    pub seconds: Option<u64>,
+}
+
+impl BudgetsInput {
+    pub fn budgets(&self) -> Budgets {
+        let d = Budgets::DEFAULT;
+        Budgets {
+            turns: self.turns.unwrap_or(d.turns),
+            tool_calls: self.tool_calls.unwrap_or(d.tool_calls),
+            read_chars: self.read_chars.unwrap_or(d.read_chars),
+            total_chars: self.total_chars.unwrap_or(d.total_chars),
+            seconds: self.seconds.unwrap_or(d.seconds),
+        }
+    }
+}
+
+/// The tool's descriptor, in the registry's shape.
+pub fn descriptor() -> Descriptor {
+    Descriptor {
+        name: NAME.into(),
+        description: "Research a task: a model runs a bounded, read-only loop over the docs, skills and pattern index (the read-only tools of this registry, never research itself) and answers with an implementation kit admitted by the host's rules. Every call is a new research run whose id is in the result; every model turn and tool call is in its ledger.".into(),
+        input_schema: serde_json::to_value(schemars::schema_for!(ResearchInput)).unwrap_or(Value::Null),
+        output_schema: serde_json::to_value(schemars::schema_for!(Outcome)).unwrap_or(Value::Null),
+        bounds: "budgets: default 8 model turns, 24 tool calls, 32000 chars per read, 96000 chars in all, 300 s; at most 32, 128, 32000, 400000, 1800 s. The call lasts at most its time budget.".into(),
+        longest_secs: Some(Budgets::MAX.seconds + 30),
+    }
+}
+
+/// Every tool, described once: the registry's query and handle tools, then
+/// `research`.
+pub fn listing() -> &'static [Descriptor] {
+    static LISTING: std::sync::OnceLock<Vec<Descriptor>> = std::sync::OnceLock::new();
+    LISTING.get_or_init(|| {
+        let mut all = fabdex_tools::descriptors();
+        all.push(descriptor());
+        all
+    })
+}
+
 /// The tool list sent with every turn, in the OpenAI function shape: the
 /// listing's read-only tools (less their `run`, which the loop binds), and
 /// `submit_kit`.
 pub fn model_tools() -> Vec<Value> {
-    let mut tools: Vec<Value> = crate::tool::listing()
+    let mut tools: Vec<Value> = listing()
         .iter()
         .filter(|d| READ_ONLY.contains(&d.name.as_str()))
         .map(|d| {
