@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use fabdex_index::{BuildOptions, Config, IndexReport};
+use fabdex_index::IndexReport;
 use fabdex_model::Limits;
 use fabdex_query::{Engine, FieldSpec, PatternQuery, QueryError, SearchDocs};
 use serde::Serialize;
@@ -97,44 +97,7 @@ enum Command {
     /// index and answers with an admitted implementation kit (see docs/research.md).
     Research(fabdex_research::cli::ResearchArgs),
     /// Index roots (or the roots of a config) into a new snapshot.
-    Index {
-        /// Folders to index; each becomes a root named after its folder.
-        roots: Vec<PathBuf>,
-        /// Config file (default: ./fabdex.toml when no ROOT is given).
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// Index directory to write (overrides --index and the config).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Pull every record (with source) from a pattern index service at this
-        /// base URL and index it as the `published` root `remote`. The bearer
-        /// token comes from $FABDEX_INDEX_TOKEN.
-        #[arg(long, value_name = "URL")]
-        from_index: Option<String>,
-        /// Per-request timeout of the pull, in seconds.
-        #[arg(long, default_value_t = 30)]
-        timeout: u64,
-        /// Index without sentence embeddings, even when a model is registered
-        /// (`fabdex models add`) or the config names one.
-        #[arg(long)]
-        no_embeddings: bool,
-        /// How the sentence model computes: `int8` (about 3 times f32's speed
-        /// on AVX-512 VNNI, slower than f32 without it) or `f32` (the weights
-        /// as shipped). Overrides the config's `[index] embedding_precision`;
-        /// with neither, the faster on this CPU.
-        #[arg(long, value_name = "PRECISION", value_parser = precision_parser())]
-        embedding_precision: Option<fabdex_embed::Precision>,
-        /// Build whole: carry no search document or semantic vector from the
-        /// published snapshot, and refit the semantic models (by default a
-        /// build updates the published snapshot's search index for the files
-        /// that changed and folds them into its semantic space).
-        #[arg(long)]
-        full: bool,
-        /// List every unresolved link, skipped file and diagnostic (by
-        /// default unresolved links are one summary line).
-        #[arg(long, short = 'v')]
-        verbose: bool,
-    },
+    Index(fabdex_index::cli::IndexArgs),
     /// Check every table, search file and blob of the published snapshot
     /// against its manifest (queries check only what they use, on first use).
     Verify,
@@ -468,12 +431,6 @@ fn retrieval_mode(name: &str) -> fabdex_query::RetrievalMode {
 
 /// `--embedding-precision`: the precisions `fabdex_embed` names, listed in
 /// `--help` and in the error for any other value.
-fn precision_parser() -> impl clap::builder::TypedValueParser<Value = fabdex_embed::Precision> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(fabdex_embed::Precision::ALL.map(fabdex_embed::Precision::as_str))
-        .try_map(|name| name.parse::<fabdex_embed::Precision>())
-}
-
 fn main() -> ExitCode {
     // Die quietly on a closed pipe (`fabdex … | head`), as Unix tools do.
     #[cfg(unix)]
@@ -555,77 +512,9 @@ fn run(cli: Cli) -> Result<()> {
                 Ok(())
             }
         }
-        Command::Index {
-            roots,
-            config,
-            out,
-            from_index,
-            timeout,
-            no_embeddings,
-            embedding_precision,
-            full,
-            verbose,
-        } => {
-            let mut config = match (config, roots.is_empty()) {
-                (Some(path), true) => Config::load(&path)?,
-                (Some(_), false) => anyhow::bail!("give either ROOT paths or --config, not both"),
-                (None, false) => Config::from_roots(&roots)?,
-                (None, true) if from_index.is_some() => Config::default(),
-                (None, true) => {
-                    let default = PathBuf::from("fabdex.toml");
-                    if !default.exists() {
-                        anyhow::bail!("nothing to index: give ROOT paths or --config FILE (no ./fabdex.toml here)");
-                    }
-                    Config::load(&default)?
-                }
-            };
-            if let Some(model) = &scope.embeddings {
-                config.index.embeddings = Some(model.clone());
-            }
-            if no_embeddings && scope.embeddings.is_some() {
-                anyhow::bail!("give --embeddings DIR (or $FABDEX_EMBEDDINGS) or --no-embeddings, not both");
-            }
-            if let Some(precision) = embedding_precision {
-                config.index.embedding_precision = Some(precision);
-            }
-            if no_embeddings {
-                config.index.embeddings = None;
-            } else if config.index.embeddings.is_none() {
-                config.index.embeddings = registered_model()?;
-            }
-            let dir = out.or(cli.index).or(config.index.out.clone()).unwrap_or_else(|| PathBuf::from(".fabdex"));
-            if let Some(url) = from_index {
-                let token = std::env::var("FABDEX_INDEX_TOKEN").ok().filter(|t| !t.is_empty());
-                let opts = fabdex_remote::ClientOptions {
-                    token,
-                    timeout: std::time::Duration::from_secs(timeout.max(1)),
-                    ..Default::default()
-                };
-                let records = fabdex_remote::Client::new(&url, opts)?
-                    .pull()
-                    .with_context(|| format!("pulling from `{url}` failed; the index was not changed"))?;
-                let pulls = dir.join("pulls");
-                std::fs::create_dir_all(&pulls).with_context(|| format!("cannot create `{}`", pulls.display()))?;
-                let feed = pulls.join("remote.jsonl");
-                fabdex_remote::write_feed(&feed, &records)?;
-                if !cli.json {
-                    eprintln!("pulled {} records from {url}", records.len());
-                }
-                config.roots.push(fabdex_index::RootConfig {
-                    name: "remote".into(),
-                    path: feed.canonicalize()?,
-                    kind: Some(fabdex_model::records::RootKind::Published),
-                    origin: Some("remote-index".into()),
-                    include: vec![],
-                    exclude: vec![],
-                });
-            }
-            let mut opts = BuildOptions::new(dir);
-            opts.progress = !cli.json;
-            opts.keep_snapshots = config.index.keep_snapshots;
-            opts.full = full;
-            let report = fabdex_index::build(&config, &opts)?;
-            if cli.json { print_json(&report) } else { print_report(&report, verbose) }
+        Command::Index(args) => {
+            let report = fabdex_index::cli::index(&args, cli.index, scope.embeddings.as_deref(), cli.json)?;
+            if cli.json { print_json(&report) } else { print_report(&report, args.verbose) }
         }
         Command::Serve {
             http,
@@ -1493,20 +1382,6 @@ fn print_dep(node: &fabdex_query::DepNode, depth: usize) {
     for child in &node.dependencies {
         print_dep(child, depth + 1);
     }
-}
-
-/// The registered default model's folder, said on stderr; `None` when none is registered.
-fn registered_model() -> Result<Option<PathBuf>> {
-    let registry = fabdex_embed::registry::Registry::locate();
-    let Some(model) = registry.default_model()? else {
-        eprintln!(
-            "embeddings: none registered in {} (lexical and corpus-learned ranking; `fabdex models add DIR` adds a model)",
-            registry.dir().display()
-        );
-        return Ok(None);
-    };
-    eprintln!("embeddings: the registered model {} ({}); --no-embeddings indexes without", model.name, model.digest);
-    Ok(Some(model.dir))
 }
 
 fn run_models(what: ModelsWhat, json: bool) -> Result<()> {

@@ -24,6 +24,7 @@
 pub mod blobs;
 pub mod build;
 pub mod cache;
+pub mod cli;
 pub mod config;
 pub mod docs_table;
 pub mod embeddings;
