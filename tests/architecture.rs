@@ -505,3 +505,62 @@ fn function_lengths_run_from_signature_to_closing_brace() {
     let text = "fn short() {\n    1\n}\n\nimpl X {\n    pub(crate) fn method(&self) {\n        if a {\n        }\n    }\n    fn decl();\n}\n#[cfg(test)]\nmod tests {\n    fn in_tests() {\n    }\n}\n";
     assert_eq!(function_lengths(text), vec![("short".to_string(), 3), ("method".to_string(), 4)]);
 }
+
+/// The workspace crates' `[dependencies]` on each other (optional ones
+/// included, dev-dependencies not), by crate name.
+fn workspace_dependencies(root: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut manifests = vec![root.join("Cargo.toml")];
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let manifest = entry.unwrap().path().join("Cargo.toml");
+        if manifest.is_file() {
+            manifests.push(manifest);
+        }
+    }
+    manifests
+        .iter()
+        .map(|path| {
+            let manifest: toml::Table = std::fs::read_to_string(path).unwrap().parse().unwrap();
+            let name = manifest["package"]["name"].as_str().unwrap().to_string();
+            let deps = manifest
+                .get("dependencies")
+                .and_then(|d| d.as_table())
+                .map(|d| d.keys().filter(|k| k.starts_with("fabdex")).cloned().collect())
+                .unwrap_or_default();
+            (name, deps)
+        })
+        .collect()
+}
+
+#[test]
+fn the_architecture_crate_table_matches_the_manifests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    let deps = workspace_dependencies(root);
+    let short = |name: &str| name.strip_prefix("fabdex-").unwrap_or(name).to_string();
+    let shorts: BTreeSet<String> = deps.keys().map(|n| short(n)).collect();
+    let mut problems = Vec::new();
+    for (name, uses) in &deps {
+        let row = doc.lines().find(|l| l.starts_with(&format!("| `{name}`")));
+        let Some(row) = row else {
+            problems.push(format!("{name}: no row in the crate table"));
+            continue;
+        };
+        let cell = row.trim_end_matches('|').rsplit('|').next().unwrap_or("");
+        if cell.trim() == "all" {
+            continue;
+        }
+        let named: BTreeSet<String> = cell
+            .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+            .filter(|w| shorts.contains(*w))
+            .map(str::to_string)
+            .collect();
+        let real: BTreeSet<String> = uses.iter().map(|d| short(d)).collect();
+        for missing in real.difference(&named) {
+            problems.push(format!("{name}: depends on fabdex-{missing}, which its row does not name"));
+        }
+        for extra in named.difference(&real) {
+            problems.push(format!("{name}: its row names {extra}, which is not a dependency"));
+        }
+    }
+    assert!(problems.is_empty(), "docs/ARCHITECTURE.md's crate table is wrong:\n{}", problems.join("\n"));
+}
