@@ -50,6 +50,20 @@ fn production(text: &str) -> String {
     lines[..end].iter().filter(|l| !l.trim_start().starts_with("//")).copied().collect::<Vec<_>>().join("\n")
 }
 
+/// The module a path's first segment names from module `this` (whose
+/// parent, or the enclosing file in an inline module, is `parent`):
+/// `crate`, `super`, `self` or a child module; `None` for anything else
+/// (another crate, a local name).
+fn path_base(first: &str, this: &str, parent: &str, known: &BTreeMap<String, PathBuf>) -> Option<String> {
+    match first {
+        "crate" => Some(ROOT.to_string()),
+        "super" => Some(parent.to_string()),
+        "self" => Some(this.to_string()),
+        child if known.contains_key(&join(this, child)) => Some(join(this, child)),
+        _ => None,
+    }
+}
+
 fn join(base: &str, segment: &str) -> String {
     if base.is_empty() { segment.to_string() } else { format!("{base}::{segment}") }
 }
@@ -90,13 +104,7 @@ fn named_modules(text: &str, this: &str, known: &BTreeMap<String, PathBuf>, expo
             if first.is_empty() || before[..word_start].ends_with("::") {
                 continue;
             }
-            let base = match first {
-                "crate" => ROOT.to_string(),
-                "super" => parent.to_string(),
-                "self" => this.to_string(),
-                child if known.contains_key(&join(this, child)) => join(this, child),
-                _ => continue,
-            };
+            let Some(base) = path_base(first, this, parent, known) else { continue };
             let path: String = line[at + 2..]
                 .chars()
                 .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':' || *c == '{' || *c == ' ' || *c == ',')
@@ -193,13 +201,7 @@ fn reexports(text: &str, this: &str, known: &BTreeMap<String, PathBuf>) -> BTree
         let path = path.strip_prefix("pub use ").or_else(|| path.strip_prefix("pub(crate) use ")).unwrap_or(path);
         let path: String = path.split_whitespace().collect::<Vec<_>>().join(" ");
         let (first, rest) = path.split_once("::").unwrap_or((path.as_str(), ""));
-        let base = match first {
-            "crate" => ROOT.to_string(),
-            "super" => parent.to_string(),
-            "self" => this.to_string(),
-            child if known.contains_key(&join(this, child)) => join(this, child),
-            _ => continue,
-        };
+        let Some(base) = path_base(first, this, parent, known) else { continue };
         let (head, items) = match rest.split_once('{') {
             Some((head, group)) => (head.trim_end_matches("::").to_string(), group.trim_end_matches('}').to_string()),
             None => match rest.rsplit_once("::") {

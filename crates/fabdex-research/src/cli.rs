@@ -10,7 +10,8 @@ use fabdex_ledger::{Policy, RunStore};
 use fabdex_query::{Engine, QueryError};
 
 use crate::tool::Configured;
-use crate::{Budgets, Client, Grants, Outcome, Request, Service, Settings};
+use crate::toolset::BudgetsInput;
+use crate::{Client, Grants, Outcome, Request, Service, Settings};
 
 /// `fabdex research`'s arguments (flattened into the binary's CLI).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -29,40 +30,7 @@ pub struct ResearchArgs {
     #[command(flatten)]
     pub model: ModelChoice,
     #[command(flatten)]
-    pub budgets: BudgetArgs,
-}
-
-/// The budget flags; each unset one takes [`Budgets::DEFAULT`]'s value.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct BudgetArgs {
-    /// Model turns (default 8, at most 32).
-    #[arg(long = "budget-turns")]
-    pub turns: Option<u32>,
-    /// Tool calls (default 24, at most 128).
-    #[arg(long = "budget-tool-calls")]
-    pub tool_calls: Option<u32>,
-    /// Chars one read may return (default and at most 32000).
-    #[arg(long = "budget-read-chars")]
-    pub read_chars: Option<u64>,
-    /// Chars of tool results in all (default 96000, at most 400000).
-    #[arg(long = "budget-total-chars")]
-    pub total_chars: Option<u64>,
-    /// Wall-clock seconds (default 300, at most 1800).
-    #[arg(long = "budget-seconds")]
-    pub seconds: Option<u64>,
-}
-
-impl BudgetArgs {
-    pub fn budgets(&self) -> Budgets {
-        let d = Budgets::DEFAULT;
-        Budgets {
-            turns: self.turns.unwrap_or(d.turns),
-            tool_calls: self.tool_calls.unwrap_or(d.tool_calls),
-            read_chars: self.read_chars.unwrap_or(d.read_chars),
-            total_chars: self.total_chars.unwrap_or(d.total_chars),
-            seconds: self.seconds.unwrap_or(d.seconds),
-        }
-    }
+    pub budgets: BudgetsInput,
 }
 
 const NO_ENDPOINT: &str = "no model endpoint: give --base-url URL (an OpenAI-compatible `/v1`), set `base_url` in the \

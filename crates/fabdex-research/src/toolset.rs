@@ -58,14 +58,26 @@ pub struct ResearchInput {
 }
 
 /// Budgets of a `research` call (defaults 8 turns, 24 tool calls, 32,000
-/// chars per read, 96,000 in all, 300 s; maxima 32, 128, 32,000, 400,000, 1,800).
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+/// chars per read, 96,000 in all, 300 s; maxima 32, 128, 32,000, 400,000,
+/// 1,800): the tool's `budgets` input and, flattened, the CLI's
+/// `--budget-…` flags alike.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct BudgetsInput {
+    /// Model turns (default 8, at most 32).
+    #[arg(long = "budget-turns")]
     pub turns: Option<u32>,
+    /// Tool calls (default 24, at most 128).
+    #[arg(long = "budget-tool-calls")]
     pub tool_calls: Option<u32>,
+    /// Chars one read may return (default and at most 32000).
+    #[arg(long = "budget-read-chars")]
     pub read_chars: Option<u64>,
+    /// Chars of tool results in all (default 96000, at most 400000).
+    #[arg(long = "budget-total-chars")]
     pub total_chars: Option<u64>,
+    /// Wall-clock seconds (default 300, at most 1800).
+    #[arg(long = "budget-seconds")]
     pub seconds: Option<u64>,
 }
 
