@@ -42,12 +42,7 @@ fn modules(src: &Path) -> BTreeMap<String, PathBuf> {
 /// A file's production code: up to its `#[cfg(test)] mod …` (test modules
 /// come last in this code base; their `super::` is the file itself).
 fn production(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let end = lines
-        .windows(2)
-        .position(|w| w[0].trim() == "#[cfg(test)]" && w[1].trim_start().starts_with("mod "))
-        .unwrap_or(lines.len());
-    lines[..end].iter().filter(|l| !l.trim_start().starts_with("//")).copied().collect::<Vec<_>>().join("\n")
+    production_lines(text).into_iter().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
 }
 
 /// The module a path's first segment names from module `this` (whose
