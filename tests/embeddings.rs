@@ -110,7 +110,7 @@ fn with_embeddings_a_named_api_keeps_its_share_of_the_score() {
 
 #[test]
 fn a_long_unit_is_read_in_passages_that_continue_one_another() {
-    use fabdex_index::embeddings::{HEADING_TOKENS, MAX_PASSAGES, MAX_TOKENS, UNITS, UnitSource, passages};
+    use fabdex_index::embeddings::{HEADING_TOKENS, MAX_PASSAGES, MAX_TOKENS, Reading, UNITS, UnitSource, passages};
     let ws = Workspace::docs_only();
     let encoder = fabdex_embed::SentenceEncoder::load(&model(&ws, "model", 1)).unwrap();
     // Every word is in the tiny vocabulary, so a word is a token.
@@ -121,13 +121,14 @@ fn a_long_unit_is_read_in_passages_that_continue_one_another() {
         body: words(n),
         referrers: Vec::new(),
     };
+    let body_only = Reading { heading_alone: false, referrers: false, ..UNITS };
 
-    let (short, cut) = passages(&encoder, &source(50), false).unwrap();
+    let (short, cut) = passages(&encoder, &source(50), body_only).unwrap();
     assert_eq!((short.len(), cut), (1, false));
     assert_eq!(short[0], encoder.token_ids(&source(50).first_text(), MAX_TOKENS).unwrap().0);
 
     let long = source(300);
-    let (read, cut) = passages(&encoder, &long, false).unwrap();
+    let (read, cut) = passages(&encoder, &long, body_only).unwrap();
     assert_eq!((read.len(), cut), (3, false), "300 words take the first passage and two more");
     let heading = encoder.piece_ids(&long.heading).unwrap();
     assert!(heading.len() < HEADING_TOKENS);
@@ -142,13 +143,16 @@ fn a_long_unit_is_read_in_passages_that_continue_one_another() {
     }
     assert_eq!(seen, body);
     // A docs unit (`UNITS`) also reads its heading path alone, after the rest.
-    let (with_heading, _) = passages(&encoder, &long, UNITS.heading_alone).unwrap();
+    let (with_heading, _) = passages(&encoder, &long, UNITS).unwrap();
     assert_eq!(with_heading[..3], read[..]);
     assert_eq!((with_heading.len(), &with_heading[3]), (4, &encoder.framed(&[&heading])));
+    // `[index.embedding_passages] windows = 1`: the first passage alone, and the unit is cut.
+    let (first_only, cut) = passages(&encoder, &long, Reading { max_passages: 1, ..body_only }).unwrap();
+    assert_eq!((&first_only[..], cut), (&read[..1], true));
 
-    let (read, cut) = passages(&encoder, &source(2_000), false).unwrap();
+    let (read, cut) = passages(&encoder, &source(2_000), body_only).unwrap();
     assert_eq!((read.len(), cut), (MAX_PASSAGES, true), "past the last passage the unit is cut, and says so");
-    let (read, cut) = passages(&encoder, &source(2_000), true).unwrap();
+    let (read, cut) = passages(&encoder, &source(2_000), Reading { heading_alone: true, ..body_only }).unwrap();
     assert_eq!((read.len(), cut), (MAX_PASSAGES + 1, true), "the heading alone is a passage past the body's last");
 }
 
@@ -374,4 +378,44 @@ fn with_the_real_model_the_corpus_questions_keep_their_ranking() {
         let hits = search(&engine, q, RetrievalMode::Hybrid).unwrap().hits;
         assert_eq!(hits[0].address, want, "{q}: {:?}", hits.iter().map(|h| &h.address).collect::<Vec<_>>());
     }
+}
+
+/// `[index.embedding_passages]` changes which passages get a vector: the
+/// snapshot id and the table say so, the cached vectors are reused, a
+/// later build with the standard reading does not carry the other's
+/// table, and an out-of-range `windows` is refused by name.
+#[test]
+fn the_passage_reading_is_configured_recorded_and_never_mixed() {
+    let ws = Workspace::docs_only();
+    let dir = model(&ws, "model", 1);
+    let standard = build_with(&ws, Some(&dir)).unwrap();
+    let passages = |ws: &Workspace| {
+        let snap = fabdex_index::Snapshot::open(&ws.index_dir()).unwrap();
+        let table = snap.embeddings().unwrap().unwrap();
+        (table.header.clone(), (0..table.len()).map(|u| table.passages(u)).collect::<Vec<_>>())
+    };
+    let (header, before) = passages(&ws);
+    assert!((header.heading_alone, header.referrers, header.max_passages) == (true, true, 4), "{header:?}");
+
+    let mut config: Config = ws.config();
+    config.index.embeddings = Some(dir.clone());
+    config.index.embedding_passages.heading = false;
+    config.index.embedding_passages.referrers = false;
+    config.index.embedding_passages.windows = 1;
+    let first_only = fabdex_index::build(&config, &BuildOptions::new(ws.index_dir())).unwrap();
+    assert_ne!(first_only.snapshot_id, standard.snapshot_id, "the reading is part of the snapshot id");
+    let e = first_only.embeddings.as_ref().unwrap();
+    assert_eq!((e.encoded, e.max_passages), (0, 1), "every first passage is in the cache: {e:?}");
+    let (header, after) = passages(&ws);
+    assert!(!header.heading_alone && !header.referrers && header.max_passages == 1, "{header:?}");
+    assert!(after.iter().all(|&n| n == 1), "one passage each: {after:?}");
+
+    let again = build_with(&ws, Some(&dir)).unwrap();
+    assert_eq!(again.snapshot_id, standard.snapshot_id);
+    assert_eq!(again.embeddings.as_ref().unwrap().carried, 0, "the one-passage table is not carried");
+    assert_eq!(passages(&ws).1, before);
+
+    config.index.embedding_passages.windows = 0;
+    let err = format!("{:#}", fabdex_index::build(&config, &BuildOptions::new(ws.index_dir())).unwrap_err());
+    assert!(err.contains("[index.embedding_passages] windows: 0"), "{err}");
 }

@@ -550,8 +550,7 @@ fn write_snapshot(
     let mut embeddings_report = None;
     if let Some(encoder) = encoder {
         let staged = Staged { dir: staging, layout, progress };
-        let step =
-            EmbeddingsStep { files, docs, units: &units, programs: &patterns.programs, carry: carry.as_ref().ok() };
+        let step = EmbeddingsStep::new(files, docs, &units, &patterns.programs, carry.as_ref().ok(), config);
         let chosen = config.index.precision().1;
         embeddings_report = Some(write_embeddings(encoder, chosen, &staged, &step, &mut tables, counts)?);
         phases.insert("embeddings".into(), lap(&mut clock));
@@ -805,9 +804,10 @@ fn snapshot_id(
         use crate::embeddings::{HEADING_TOKENS, MAX_PASSAGES, MAX_TOKENS, PROGRAM_TEXT_VERSION, TEXT_VERSION};
         h.update(
             format!(
-                "embeddings {} {MAX_TOKENS} passages {MAX_PASSAGES} heading {HEADING_TOKENS} text {TEXT_VERSION} programs {PROGRAM_TEXT_VERSION} encoder {}{}\n",
+                "embeddings {} {MAX_TOKENS} passages {MAX_PASSAGES} heading {HEADING_TOKENS} text {TEXT_VERSION} programs {PROGRAM_TEXT_VERSION} encoder {}{}{}\n",
                 model.digest,
                 fabdex_embed::ENCODER_VERSION,
+                units_reading(&config.index.embedding_passages).id_suffix(),
                 // f32 indexes keep the ids they had before precisions existed.
                 match precision {
                     fabdex_embed::Precision::F32 => String::new(),
@@ -869,6 +869,32 @@ struct EmbeddingsStep<'a> {
     units: &'a [crate::Unit],
     programs: &'a [fabdex_model::ts::ProgramRow],
     carry: Option<&'a Carry>,
+    /// How docs units are read (`[index.embedding_passages]`).
+    reading: crate::embeddings::Reading,
+}
+
+impl<'a> EmbeddingsStep<'a> {
+    fn new(
+        files: &'a [ReadFile],
+        docs: &'a DocsTable,
+        units: &'a [crate::Unit],
+        programs: &'a [fabdex_model::ts::ProgramRow],
+        carry: Option<&'a Carry>,
+        config: &Config,
+    ) -> Self {
+        let reading = units_reading(&config.index.embedding_passages);
+        EmbeddingsStep { files, docs, units, programs, carry, reading }
+    }
+}
+
+/// How docs units are read, as `[index.embedding_passages]` says.
+fn units_reading(settings: &crate::config::PassageSettings) -> crate::embeddings::Reading {
+    crate::embeddings::Reading {
+        max_passages: settings.windows,
+        heading_alone: settings.heading,
+        referrers: settings.referrers,
+        ..crate::embeddings::UNITS
+    }
 }
 
 /// Encode every unit (the unchanged ones' vectors carried from the
@@ -899,19 +925,13 @@ fn write_embeddings(
     // A previous table that cannot be carried (a gone file's blob damaged) is not: every unit is then looked up.
     let carried = carried_vectors(step, &sources, encoder).ok().flatten();
     let cache = staged.layout.cache();
-    let (table, stats) = crate::embeddings::compute(
-        encoder,
-        &sources,
-        crate::embeddings::UNITS,
-        carried.as_ref(),
-        &cache,
-        &|done, total| {
+    let (table, stats) =
+        crate::embeddings::compute(encoder, &sources, step.reading, carried.as_ref(), &cache, &|done, total| {
             if let Some(bar) = &bar {
                 bar.set_length(total as u64);
                 bar.set_position(done as u64);
             }
-        },
-    )?;
+        })?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -968,7 +988,9 @@ fn carried_vectors<'a>(
 ) -> Result<Option<crate::embeddings::CarriedVectors<'a>>> {
     let Some(carry) = step.carry else { return Ok(None) };
     let Ok(Some(previous)) = carry.previous.embeddings() else { return Ok(None) };
-    if !crate::embeddings::CarriedVectors::fits(previous, encoder) || previous.len() != carry.previous.units().len() {
+    if !crate::embeddings::CarriedVectors::fits(previous, encoder, step.reading)
+        || previous.len() != carry.previous.units().len()
+    {
         return Ok(None);
     }
     let mut gone_truncated = 0;
@@ -976,7 +998,7 @@ fn carried_vectors<'a>(
         let text = carry.previous.file_text(file)?;
         for unit in carry.previous.file_units(file) {
             let source = crate::embeddings::unit_source(&text, &carry.previous.docs, unit);
-            gone_truncated += usize::from(crate::embeddings::truncated(encoder, &source)?);
+            gone_truncated += usize::from(crate::embeddings::truncated(encoder, &source, step.reading)?);
         }
     }
     // An unchanged unit that a changed file links to (now or before) may
@@ -989,7 +1011,7 @@ fn carried_vectors<'a>(
     for (u, unit) in step.units.iter().enumerate() {
         if units[u].is_some() && landed.contains(&step.docs.sections[unit.section as usize].address) {
             units[u] = None;
-            gone_truncated += usize::from(crate::embeddings::truncated(encoder, &sources[u])?);
+            gone_truncated += usize::from(crate::embeddings::truncated(encoder, &sources[u], step.reading)?);
         }
     }
     Ok(Some(crate::embeddings::CarriedVectors { previous, units, gone_truncated }))

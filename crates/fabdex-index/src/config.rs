@@ -56,6 +56,43 @@ pub struct IndexSettings {
     /// fit, per unit fitted. 0 refits on every build that changes a unit.
     #[serde(default = "default_semantic_drift")]
     pub semantic_drift: f64,
+    /// Which passages of a docs section the sentence model reads: the
+    /// standard reading unless set (the `[index.embedding_passages]` table;
+    /// for measuring each kind of passage on and off).
+    #[serde(default)]
+    pub embedding_passages: PassageSettings,
+}
+
+/// `[index.embedding_passages]`: the passages of a docs section that get a
+/// vector. The defaults are the standard reading, measured in
+/// docs/ranking.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PassageSettings {
+    /// Passages of the section's own text, 1 to [`crate::embeddings::MAX_PASSAGES`]:
+    /// the first, then windows of the rest.
+    #[serde(default = "default_windows")]
+    pub windows: usize,
+    /// One more passage of the heading path alone.
+    #[serde(default = "default_on")]
+    pub heading: bool,
+    /// One more per list item in another file that opens with a link to the section.
+    #[serde(default = "default_on")]
+    pub referrers: bool,
+}
+
+impl Default for PassageSettings {
+    fn default() -> Self {
+        PassageSettings { windows: default_windows(), heading: true, referrers: true }
+    }
+}
+
+fn default_windows() -> usize {
+    crate::embeddings::MAX_PASSAGES
+}
+
+fn default_on() -> bool {
+    true
 }
 
 /// How a build's embedding precision was chosen.
@@ -110,6 +147,7 @@ impl Default for IndexSettings {
             embeddings: None,
             embedding_precision: None,
             semantic_drift: DEFAULT_SEMANTIC_DRIFT,
+            embedding_passages: PassageSettings::default(),
         }
     }
 }
@@ -211,6 +249,13 @@ impl Config {
             && !model.is_dir()
         {
             bail!("[index] embeddings: `{}` does not exist or is not a folder", model.display());
+        }
+        let windows = self.index.embedding_passages.windows;
+        if !(1..=crate::embeddings::MAX_PASSAGES).contains(&windows) {
+            bail!(
+                "[index.embedding_passages] windows: {windows} is not between 1 and {}",
+                crate::embeddings::MAX_PASSAGES
+            );
         }
         if !(0.0..=1.0).contains(&self.index.semantic_drift) {
             bail!("[index] semantic_drift: {} is not a share between 0 and 1", self.index.semantic_drift);

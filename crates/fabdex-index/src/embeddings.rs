@@ -87,12 +87,27 @@ pub const TEXT_VERSION: u32 = 6;
 /// Version of what the model is given of a program ([`program_source`]).
 pub const PROGRAM_TEXT_VERSION: u32 = 1;
 
-/// How the rows of one table are read: the version of their text, and
-/// whether each also gets a passage of its heading path alone.
+/// How the rows of one table are read: the version of their text, how
+/// many passages of it at most, whether each also gets a passage of its
+/// heading path alone, and one per referring item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reading {
     pub text_version: u32,
+    /// Passages of the unit's own text ([`MAX_PASSAGES`] by default).
+    pub max_passages: usize,
     pub heading_alone: bool,
+    pub referrers: bool,
+}
+
+impl Reading {
+    /// What the snapshot id adds for this reading of docs units: nothing
+    /// for the standard one, so that its ids stay what they were.
+    pub fn id_suffix(&self) -> String {
+        if (self.max_passages, self.heading_alone, self.referrers) == (MAX_PASSAGES, true, true) {
+            return String::new();
+        }
+        format!(" reading {} {} {}", self.max_passages, self.heading_alone, self.referrers)
+    }
 }
 
 /// Docs units get their heading path alone as one more passage. A
@@ -100,11 +115,13 @@ pub struct Reading {
 /// passage the lead and the body outweigh it in the mean the model pools.
 /// Measured with all-MiniLM-L6-v2: labs recall@10 0.67 → 0.73, the corpus
 /// 0.80 → 0.87, MRR@10 up on both (see `docs/ranking.md`).
-pub const UNITS: Reading = Reading { text_version: TEXT_VERSION, heading_alone: true };
+pub const UNITS: Reading =
+    Reading { text_version: TEXT_VERSION, max_passages: MAX_PASSAGES, heading_alone: true, referrers: true };
 
 /// Programs do not: their heading (entry path and `[NAME]`s) alone moved
 /// labs' pattern tasks down (MRR 0.852 → 0.837) while the corpus's rose.
-pub const PROGRAMS: Reading = Reading { text_version: PROGRAM_TEXT_VERSION, heading_alone: false };
+pub const PROGRAMS: Reading =
+    Reading { text_version: PROGRAM_TEXT_VERSION, max_passages: MAX_PASSAGES, heading_alone: false, referrers: false };
 
 /// What the table says about itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,14 +144,26 @@ pub struct EmbeddingsHeader {
     pub text_version: u32,
     /// Tokens per passage.
     pub max_tokens: usize,
-    /// Passages of a unit's text at most ([`MAX_PASSAGES`]); a docs unit's
+    /// Passages of a unit's text at most ([`MAX_PASSAGES`] unless
+    /// `[index.embedding_passages] windows` says fewer); a docs unit's
     /// heading alone and its referring items come on top.
     pub max_passages: usize,
+    /// Whether each unit has a passage of its heading path alone (tables
+    /// before this field: docs units did).
+    #[serde(default = "yes")]
+    pub heading_alone: bool,
+    /// Whether each referring list item is a passage of the unit it links to.
+    #[serde(default = "yes")]
+    pub referrers: bool,
     pub units: usize,
     /// Vectors in the table: every unit's passages.
     pub passages: usize,
     /// Units longer than their `max_passages` passages read, read only that far.
     pub truncated: usize,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The vectors of every unit's passages, in unit order, and how many each
@@ -418,17 +447,19 @@ pub fn load_model(dir: &Path, precision: Precision) -> Result<SentenceEncoder> {
 /// The token ids of a unit's passages (each with the model's passage prompt,
 /// if it has one), and whether the unit is longer than they read. The first is [`UnitSource::first_text`] cut at [`MAX_TOKENS`];
 /// a longer unit's later passages are its heading path (cut at
-/// [`HEADING_TOKENS`]) and the next window of its body. With
-/// `heading_alone`, the heading path by itself follows them; then each of
+/// [`HEADING_TOKENS`]) and the next window of its body, up to
+/// `reading.max_passages` in all. With `reading.heading_alone`, the heading
+/// path by itself follows them; then, with `reading.referrers`, each of
 /// `source.referrers`, cut at [`HEADING_TOKENS`] too.
-pub fn passages(encoder: &SentenceEncoder, source: &UnitSource, heading_alone: bool) -> Result<(Vec<Vec<u32>>, bool)> {
+pub fn passages(encoder: &SentenceEncoder, source: &UnitSource, reading: Reading) -> Result<(Vec<Vec<u32>>, bool)> {
     let mut heading = encoder.piece_ids(&source.heading)?;
     heading.truncate(HEADING_TOKENS);
-    let (mut out, cut) = body_passages(encoder, source, &heading)?;
-    if heading_alone && !heading.is_empty() {
+    let (mut out, cut) = body_passages(encoder, source, &heading, reading.max_passages)?;
+    if reading.heading_alone && !heading.is_empty() {
         out.push(encoder.framed_as(Role::Passage, &[&heading]));
     }
-    for item in &source.referrers {
+    let referrers = if reading.referrers { source.referrers.as_slice() } else { &[] };
+    for item in referrers {
         let mut ids = encoder.piece_ids(item)?;
         ids.truncate(HEADING_TOKENS);
         out.push(encoder.framed_as(Role::Passage, &[&ids]));
@@ -436,9 +467,15 @@ pub fn passages(encoder: &SentenceEncoder, source: &UnitSource, heading_alone: b
     Ok((out, cut))
 }
 
-/// The first passage and a longer unit's later windows; `heading` is the
-/// unit's heading path, already cut at [`HEADING_TOKENS`].
-fn body_passages(encoder: &SentenceEncoder, source: &UnitSource, heading: &[u32]) -> Result<(Vec<Vec<u32>>, bool)> {
+/// The first passage and a longer unit's later windows, `max_passages` in
+/// all at most; `heading` is the unit's heading path, already cut at
+/// [`HEADING_TOKENS`].
+fn body_passages(
+    encoder: &SentenceEncoder,
+    source: &UnitSource,
+    heading: &[u32],
+    max_passages: usize,
+) -> Result<(Vec<Vec<u32>>, bool)> {
     let (first, cut) = encoder.token_ids_as(Role::Passage, &source.first_text(), MAX_TOKENS)?;
     if !cut {
         return Ok((vec![first], false));
@@ -446,8 +483,12 @@ fn body_passages(encoder: &SentenceEncoder, source: &UnitSource, heading: &[u32]
     let preamble = encoder.piece_ids(&source.preamble())?.len();
     let body = encoder.piece_ids(&source.body)?;
     let room = MAX_TOKENS.saturating_sub(encoder.frame_len_as(Role::Passage));
-    let (windows, cut) =
-        later_windows(body.len(), room.saturating_sub(preamble), room.saturating_sub(heading.len()), MAX_PASSAGES - 1);
+    let (windows, cut) = later_windows(
+        body.len(),
+        room.saturating_sub(preamble),
+        room.saturating_sub(heading.len()),
+        max_passages.saturating_sub(1),
+    );
     let mut out = vec![first];
     out.extend(windows.into_iter().map(|w| encoder.framed_as(Role::Passage, &[heading, &body[w]])));
     Ok((out, cut))
@@ -467,24 +508,26 @@ pub struct CarriedVectors<'a> {
 
 impl CarriedVectors<'_> {
     /// Whether `previous` was made by this encoder, from units' text of
-    /// this version, with these bounds.
-    pub fn fits(previous: &UnitEmbeddings, encoder: &SentenceEncoder) -> bool {
+    /// this version, with these bounds and this reading.
+    pub fn fits(previous: &UnitEmbeddings, encoder: &SentenceEncoder, reading: Reading) -> bool {
         let h = &previous.header;
         h.model.digest == encoder.identity().digest
             && h.precision == encoder.precision()
             && h.encoder_version == fabdex_embed::ENCODER_VERSION
-            && h.text_version == TEXT_VERSION
+            && h.text_version == reading.text_version
             && h.max_tokens == MAX_TOKENS
-            && h.max_passages == MAX_PASSAGES
+            && h.max_passages == reading.max_passages
+            && h.heading_alone == reading.heading_alone
+            && h.referrers == reading.referrers
     }
 }
 
 /// Whether the model reads `source` only up to its last passage (a unit
-/// past [`MAX_PASSAGES`] passages).
-pub fn truncated(encoder: &SentenceEncoder, source: &UnitSource) -> Result<bool> {
+/// past `reading.max_passages` passages).
+pub fn truncated(encoder: &SentenceEncoder, source: &UnitSource, reading: Reading) -> Result<bool> {
     let mut heading = encoder.piece_ids(&source.heading)?;
     heading.truncate(HEADING_TOKENS);
-    Ok(body_passages(encoder, source, &heading)?.1)
+    Ok(body_passages(encoder, source, &heading, reading.max_passages)?.1)
 }
 
 /// Encode every unit's passages, reusing cached vectors; `reading` says
@@ -508,11 +551,7 @@ pub fn compute(
     let per_unit: Vec<Option<(Vec<Vec<u32>>, bool)>> = sources
         .par_iter()
         .enumerate()
-        .map(
-            |(u, s)| {
-                if carried_of(u).is_some() { Ok(None) } else { passages(encoder, s, reading.heading_alone).map(Some) }
-            },
-        )
+        .map(|(u, s)| if carried_of(u).is_some() { Ok(None) } else { passages(encoder, s, reading).map(Some) })
         .collect::<Result<_>>()?;
     let new_truncated = per_unit.iter().flatten().filter(|(_, cut)| *cut).count();
     let new_counts: Vec<u32> = per_unit.iter().flatten().map(|(p, _)| p.len() as u32).collect();
@@ -546,7 +585,9 @@ pub fn compute(
         encoder_version: fabdex_embed::ENCODER_VERSION,
         text_version: reading.text_version,
         max_tokens: MAX_TOKENS,
-        max_passages: MAX_PASSAGES,
+        max_passages: reading.max_passages,
+        heading_alone: reading.heading_alone,
+        referrers: reading.referrers,
         units: sources.len(),
         passages: counts.iter().map(|&c| c as usize).sum(),
         truncated,
@@ -643,6 +684,8 @@ mod tests {
             text_version: TEXT_VERSION,
             max_tokens: MAX_TOKENS,
             max_passages: MAX_PASSAGES,
+            heading_alone: true,
+            referrers: true,
             units: 2,
             passages: 3,
             truncated: 0,
@@ -695,17 +738,17 @@ mod tests {
         let made: Vec<String> =
             std::fs::read_dir(&cache).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         assert!(made.len() == 1 && made[0].starts_with("embed-") && made[0].ends_with(&folder), "{made:?}");
-        assert!(CarriedVectors::fits(&table, &encoder));
+        assert!(CarriedVectors::fits(&table, &encoder, UNITS));
         for other in [0, fabdex_embed::ENCODER_VERSION + 1] {
             let mut old = table.clone();
             old.header.encoder_version = other;
-            assert!(!CarriedVectors::fits(&old, &encoder), "version {other} is carried");
+            assert!(!CarriedVectors::fits(&old, &encoder, UNITS), "version {other} is carried");
         }
         // Vectors of another text of the same units are stale: not carried.
         for other in [0, TEXT_VERSION - 1, TEXT_VERSION + 1] {
             let mut old = table.clone();
             old.header.text_version = other;
-            assert!(!CarriedVectors::fits(&old, &encoder), "text version {other} is carried");
+            assert!(!CarriedVectors::fits(&old, &encoder, UNITS), "text version {other} is carried");
         }
     }
 

@@ -63,6 +63,22 @@ fn main() {
             println!("| embeddings weight {w} | {:.2} | {:.2} | {:.3} |", r.success_at_1, r.success_at_5, r.mrr_at_5);
         }
     }
+    // FABDEX_DENSE="weight,feedback,depth;…": the last row with each way of
+    // forming the embeddings' cosine (feedback 0: none).
+    if let (true, Ok(sets)) = (dense, std::env::var("FABDEX_DENSE")) {
+        let mut engine = Engine::open_index(std::path::Path::new(index)).expect("open index");
+        for set in sets.split(';').filter(|s| !s.trim().is_empty()) {
+            let v: Vec<f64> = set.split(',').map(|x| x.trim().parse().expect("a number")).collect();
+            let [weight, feedback, depth] = v[..] else { panic!("FABDEX_DENSE: `{set}` is not three numbers") };
+            engine.set_pattern_dense(fabdex_query::PatternDense {
+                weight,
+                feedback: feedback as f32,
+                feedback_depth: depth as usize,
+            });
+            let r = engine.eval_patterns_with(&tasks, &PatternLevers::default()).expect("eval");
+            println!("| dense {set} | {:.2} | {:.2} | {:.3} |", r.success_at_1, r.success_at_5, r.mrr_at_5);
+        }
+    }
     if per_task {
         let r = engine.eval_patterns(&tasks).expect("eval");
         for t in &r.per_task {

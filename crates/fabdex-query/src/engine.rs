@@ -10,7 +10,7 @@ use fabdex_index::search_schema::{self, Fields};
 
 use crate::error::QueryError;
 use crate::live_stats;
-use crate::weights::{HybridWeights, LexicalScoring, PATTERN_DENSE_WEIGHT};
+use crate::weights::{HybridWeights, LexicalScoring};
 
 /// Sections and links as a graph: children, and links in and out.
 pub(crate) struct Graph {
@@ -76,8 +76,8 @@ pub struct Engine {
     pub(crate) encoder: std::sync::OnceLock<Result<fabdex_embed::SentenceEncoder, String>>,
     /// Question vectors by token ids (see `Engine::cached_question_vector`).
     pub(crate) query_vectors: std::sync::Mutex<HashMap<Vec<u32>, Vec<f32>>>,
-    /// Weight of the programs' sentence-embedding cosine in pattern search.
-    pub(crate) pattern_dense_weight: f64,
+    /// How pattern search weighs and forms the programs' sentence-embedding cosine.
+    pub(crate) pattern_dense: crate::weights::PatternDense,
 }
 
 impl Engine {
@@ -101,7 +101,7 @@ impl Engine {
             embedding_dir: None,
             encoder: std::sync::OnceLock::new(),
             query_vectors: Default::default(),
-            pattern_dense_weight: PATTERN_DENSE_WEIGHT,
+            pattern_dense: crate::weights::PatternDense::default(),
         })
     }
 

@@ -41,4 +41,6 @@ pub fn render_type(schema: &serde_json::Value) -> String {
     patterns::render_type(schema, None)
 }
 pub use search::{EmbeddedQuery, Hit, RetrievalMode, ScoreParts, SearchDocs, SearchResult, Why};
-pub use weights::{BM25F_FROM_TERMS, DENSE_SYMBOL_SCALE, HybridWeights, LexicalScoring, PATTERN_DENSE_WEIGHT};
+pub use weights::{
+    BM25F_FROM_TERMS, DENSE_SYMBOL_SCALE, HybridWeights, LexicalScoring, PATTERN_DENSE_WEIGHT, PatternDense,
+};

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::patterns::render_type;
+use crate::weights::PatternDense;
 use crate::{Engine, QueryError};
 
 /// Which lever of [`PatternLevers`] a field belongs to.
@@ -88,6 +89,38 @@ fn semantic_similarities(table: &PatternTerms, model: &fabdex_semantic::Model, q
     let q = model.embed(&fabdex_index::semantic::query_bag(query))?;
     let cosine = |v: &[f32]| v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>().max(0.0);
     Some((0..table.programs()).map(|i| table.vector(i).map_or(0.0, cosine)).collect())
+}
+
+/// `query` moved `share` of the way towards the mean of the best passages
+/// of the `depth` programs closest to it (Rocchio feedback), renormalised.
+/// `sims` are each program's best cosine with `query`, `passages(p)` its
+/// passage vectors one after another.
+fn feedback_query<'v>(
+    query: &[f32],
+    sims: &[f32],
+    passages: impl Fn(usize) -> std::borrow::Cow<'v, [f32]>,
+    share: f32,
+    depth: usize,
+) -> Vec<f32> {
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let dim = query.len();
+    let mut order: Vec<usize> = (0..sims.len()).collect();
+    order.sort_by(|&a, &b| sims[b].total_cmp(&sims[a]).then(a.cmp(&b)));
+    let mut centroid = vec![0.0f32; dim];
+    for &p in order.iter().take(depth) {
+        let vectors = passages(p);
+        if let Some(best) = vectors.chunks_exact(dim).max_by(|a, b| dot(a, query).total_cmp(&dot(b, query))) {
+            centroid.iter_mut().zip(best).for_each(|(c, v)| *c += v);
+        }
+    }
+    let norm = dot(&centroid, &centroid).sqrt();
+    if norm == 0.0 || share <= 0.0 {
+        return query.to_vec();
+    }
+    let mut moved: Vec<f32> = query.iter().zip(&centroid).map(|(q, c)| (1.0 - share) * q + share * c / norm).collect();
+    let len = dot(&moved, &moved).sqrt().max(f32::EPSILON);
+    moved.iter_mut().for_each(|v| *v /= len);
+    moved
 }
 
 /// Matched query terms per field of one program, in field order.
@@ -577,17 +610,27 @@ impl Engine {
             }
             _ => {}
         }
-        if !self.snap.has_program_embeddings() || !levers.dense || !has_text || self.pattern_dense_weight <= 0.0 {
+        let opts = self.pattern_dense;
+        if !self.snap.has_program_embeddings() || !levers.dense || !has_text || opts.weight <= 0.0 {
             return Ok(None);
         }
         let Some(table) = self.snap.program_embeddings().map_err(QueryError::from_open)? else { return Ok(None) };
-        let (query, _) = self.embed_query(&table.header, &q.text)?;
+        let (mut query, _) = self.embed_query(&table.header, &q.text)?;
+        if opts.feedback > 0.0 {
+            let sims = table.similarities(&query);
+            query = feedback_query(&query, &sims, |p| table.vectors(p), opts.feedback, opts.feedback_depth);
+        }
         Ok(Some(table.similarities(&query)))
     }
 
     /// Change the weight of the programs' sentence-embedding cosine (sweeps; the default is [`PATTERN_DENSE_WEIGHT`]).
     pub fn set_pattern_dense_weight(&mut self, weight: f64) {
-        self.pattern_dense_weight = weight;
+        self.pattern_dense.weight = weight;
+    }
+
+    /// Change how pattern search forms the programs' sentence-embedding cosine (ablations).
+    pub fn set_pattern_dense(&mut self, dense: PatternDense) {
+        self.pattern_dense = dense;
     }
 
     /// Ranked patterns for a query; see [`PatternQuery`].
@@ -733,7 +776,7 @@ impl Engine {
                 _ => 1.0,
             };
             let semantic_score =
-                SEMANTIC_WEIGHT * f64::from(similarity) + self.pattern_dense_weight * f64::from(dense_cos);
+                SEMANTIC_WEIGHT * f64::from(similarity) + self.pattern_dense.weight * f64::from(dense_cos);
             let score =
                 (text_score + semantic_score + contract_score - unbound) * quality_factor(facets.quality) * standing;
             candidates.push(Candidate {
@@ -866,6 +909,31 @@ mod tests {
         assert!(type_matches(&db, "Writable<MailDatabase>", "cell"));
         assert!(!type_matches(&db, "Writable<MailDatabase>", "stream"));
         assert!(type_matches(&json!({"type": "integer"}), "number", "number"));
+    }
+
+    #[test]
+    fn feedback_moves_the_query_towards_the_best_passages_of_the_closest_programs() {
+        let s = std::f32::consts::FRAC_1_SQRT_2;
+        // Program 0: passages along x and y; program 1: along z; program 2: along -x.
+        let programs: [Vec<f32>; 3] = [vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0], vec![0.0, 0.0, 1.0], vec![-1.0, 0.0, 0.0]];
+        let passages = |p: usize| std::borrow::Cow::Borrowed(programs[p].as_slice());
+        let query = [s, 0.0, s];
+        let sims = [s, s, -s];
+        // Depth 2: programs 0 and 1; program 0's best passage for the query is along x.
+        let moved = feedback_query(&query, &sims, passages, 0.5, 2);
+        let expected = {
+            let v = [0.5 * s + 0.5 * s, 0.0, 0.5 * s + 0.5 * s];
+            let n = (v[0] * v[0] + v[2] * v[2]).sqrt();
+            [v[0] / n, 0.0, v[2] / n]
+        };
+        for (a, b) in moved.iter().zip(expected) {
+            assert!((a - b).abs() < 1e-6, "{moved:?} vs {expected:?}");
+        }
+        // Depth 1 (ties to the lower program): towards x only, and still a unit vector.
+        let moved = feedback_query(&query, &sims, passages, 0.5, 1);
+        assert!(moved[0] > moved[2] && moved[1] == 0.0, "{moved:?}");
+        assert!((moved.iter().map(|v| v * v).sum::<f32>() - 1.0).abs() < 1e-6);
+        assert_eq!(feedback_query(&query, &sims, passages, 0.0, 2), query.to_vec(), "share 0 leaves the query");
     }
 
     #[test]
