@@ -74,10 +74,10 @@ pub struct PassageSettings {
     #[serde(default = "default_windows")]
     pub windows: usize,
     /// One more passage of the heading path alone.
-    #[serde(default = "default_on")]
+    #[serde(default = "crate::embeddings::yes")]
     pub heading: bool,
     /// One more per list item in another file that opens with a link to the section.
-    #[serde(default = "default_on")]
+    #[serde(default = "crate::embeddings::yes")]
     pub referrers: bool,
 }
 
@@ -89,10 +89,6 @@ impl Default for PassageSettings {
 
 fn default_windows() -> usize {
     crate::embeddings::MAX_PASSAGES
-}
-
-fn default_on() -> bool {
-    true
 }
 
 /// How a build's embedding precision was chosen.

@@ -103,7 +103,7 @@ impl Reading {
     /// What the snapshot id adds for this reading of docs units: nothing
     /// for the standard one, so that its ids stay what they were.
     pub fn id_suffix(&self) -> String {
-        if (self.max_passages, self.heading_alone, self.referrers) == (MAX_PASSAGES, true, true) {
+        if *self == UNITS {
             return String::new();
         }
         format!(" reading {} {} {}", self.max_passages, self.heading_alone, self.referrers)
@@ -162,7 +162,8 @@ pub struct EmbeddingsHeader {
     pub truncated: usize,
 }
 
-fn yes() -> bool {
+/// serde's default for the fields that are on unless set.
+pub(crate) fn yes() -> bool {
     true
 }
 
@@ -749,6 +750,14 @@ mod tests {
             let mut old = table.clone();
             old.header.text_version = other;
             assert!(!CarriedVectors::fits(&old, &encoder, UNITS), "text version {other} is carried");
+        }
+        // Nor are vectors of another reading, whichever part of it differs.
+        for other in [
+            Reading { max_passages: 1, ..UNITS },
+            Reading { heading_alone: false, ..UNITS },
+            Reading { referrers: false, ..UNITS },
+        ] {
+            assert!(!CarriedVectors::fits(&table, &encoder, other), "{other:?} carries a table read as {UNITS:?}");
         }
     }
 

@@ -933,6 +933,11 @@ mod tests {
         let moved = feedback_query(&query, &sims, passages, 0.5, 1);
         assert!(moved[0] > moved[2] && moved[1] == 0.0, "{moved:?}");
         assert!((moved.iter().map(|v| v * v).sum::<f32>() - 1.0).abs() < 1e-6);
+        // A quarter of the way: 0.75 · query + 0.25 · x, renormalised.
+        let moved = feedback_query(&query, &sims, passages, 0.25, 1);
+        let (x, z) = (0.75 * s + 0.25, 0.75 * s);
+        let n = (x * x + z * z).sqrt();
+        assert!((moved[0] - x / n).abs() < 1e-6 && (moved[2] - z / n).abs() < 1e-6, "{moved:?}");
         assert_eq!(feedback_query(&query, &sims, passages, 0.0, 2), query.to_vec(), "share 0 leaves the query");
     }
 
