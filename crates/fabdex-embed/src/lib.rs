@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use layers::{LayerNorm, Linear, Weights, gemm, softmax_rows};
 
 mod attention;
+pub mod cli;
 mod error;
 mod int8;
 mod layers;

@@ -12,6 +12,7 @@
 //! missing.
 
 pub mod admit;
+pub mod cli;
 pub mod kit;
 pub mod placeholders;
 

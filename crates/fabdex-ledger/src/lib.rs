@@ -12,6 +12,7 @@
 //! read still reads the same.
 
 pub mod audit;
+pub mod cli;
 pub mod policy;
 pub mod record;
 pub mod session;

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use fabdex_ledger::cli::Scope;
 use fabdex_ledger::{Policy, RunStore};
 use fabdex_query::{Engine, QueryError};
 
@@ -130,6 +131,48 @@ pub fn settings(config: Option<&Path>) -> Result<Settings> {
     Settings::from_table(research, &path)
 }
 
+impl ResearchArgs {
+    /// Run `fabdex research` in the scope's index, runs folder and policy.
+    pub fn run(&self, scope: &Scope) -> Result<Outcome> {
+        invoke(scope.engine()?, scope.store(), scope.policy()?, self)
+    }
+}
+
+/// `fabdex tools`: the one tool listing in a shell's shape.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ToolsArgs {
+    /// `json` (the registry), `openai` (function calling), `mcp` (tools/list), `markdown` (docs/tools.md).
+    #[arg(long, default_value = "json")]
+    pub format: String,
+}
+
+/// The listing as the registry's descriptors, in a shell's JSON shape, or
+/// as the Markdown of docs/tools.md.
+#[derive(Debug)]
+pub enum Listing {
+    Registry(&'static [fabdex_tools::Descriptor]),
+    Json(serde_json::Value),
+    Markdown(String),
+}
+
+impl ToolsArgs {
+    pub fn run(&self) -> Result<Listing> {
+        let tools = crate::tool::listing();
+        Ok(match self.format.as_str() {
+            "json" => Listing::Registry(tools),
+            "openai" => Listing::Json(fabdex_tools::openai(tools)),
+            "mcp" => Listing::Json(fabdex_tools::mcp(tools)),
+            "markdown" => Listing::Markdown(fabdex_tools::markdown(tools)),
+            other => {
+                return Err(QueryError::InvalidArgument(format!(
+                    "--format `{other}`: expected json, openai, mcp or markdown"
+                ))
+                .into());
+            }
+        })
+    }
+}
+
 /// Run `fabdex research`.
 pub fn invoke(engine: &Engine, store: RunStore, policy: Option<Policy>, args: &ResearchArgs) -> Result<Outcome> {
     let grants = match &args.grants {
@@ -148,47 +191,4 @@ pub fn invoke(engine: &Engine, store: RunStore, policy: Option<Policy>, args: &R
     };
     let svc = Service { engine, store, policy, client: Client::new(endpoint)?, model_label: label };
     crate::research(&svc, &request)
-}
-
-/// The outcome as text for a person.
-pub fn render(o: &Outcome) -> String {
-    let k = &o.kit;
-    let mut out = format!("research {}: kit {} ({})\n  model: {}\n", o.run, label(&o.status), o.stopped, o.model.label);
-    let s = &o.spent;
-    out.push_str(&format!(
-        "  spent: {} turns ({} repair), {} tool calls ({} refused), {} chars of results, {} tokens in / {} out, {} ms ({} ms model, {} ms tools)\n",
-        s.turns, s.repair_turns, s.tool_calls, s.refused_calls, s.chars, s.tokens_in, s.tokens_out, s.wall_ms, s.model_ms, s.tools_ms
-    ));
-    if let Some(p) = &o.prior {
-        out.push_str(&format!("  prior: {}\n", p.note));
-    }
-    out.push_str(&format!("  recommendation: {} — {}\n", label(&k.recommendation.kind), k.recommendation.rationale));
-    for p in &k.patterns {
-        let entry = p.record.as_ref().and_then(|r| r.get("entry")).and_then(|e| e.as_str()).unwrap_or("");
-        out.push_str(&format!("  pattern {} {entry}: {}\n", p.pattern_id, p.role));
-    }
-    for i in &k.inputs {
-        out.push_str(&format!("  input {} ← handle {}\n", i.name, i.token));
-    }
-    for (n, step) in k.steps.iter().enumerate() {
-        out.push_str(&format!("  {}. {} [{}]\n", n + 1, step.text, step.source_ids.join(", ")));
-    }
-    for r in &k.rules {
-        out.push_str(&format!("  rule: {} [{}]\n", r.rule, r.source_ids.join(", ")));
-    }
-    for m in &k.missing {
-        out.push_str(&format!("  missing {}: {}\n", m.kind, m.description.as_deref().unwrap_or(&m.resolution)));
-        if m.kind == "input" {
-            out.push_str(&format!("    `{}` ({}) of {}: {}\n", m.argument, m.ty, m.pattern_id, m.resolution));
-        }
-    }
-    for p in &o.problems {
-        out.push_str(&format!("  [{}] {}: {}\n", p.rule, p.pointer, p.message));
-    }
-    out.push_str(&format!("  {} sources cited; exposure: {}\n", k.sources.len(), k.exposure.join(", ")));
-    out
-}
-
-fn label<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }

@@ -8,6 +8,7 @@
 //! Every violation names the file, the JSON pointer and the rule.
 
 pub mod artifacts;
+pub mod cli;
 pub mod meta;
 pub mod plan;
 

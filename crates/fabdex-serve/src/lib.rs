@@ -37,6 +37,7 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::Semaphore;
 
+pub mod cli;
 mod listen;
 mod mcp;
 mod state;

@@ -10,6 +10,8 @@
 //! Every tool input also takes an optional `run`: the research run to record
 //! the call in. A server started with a run applies it when the call has none.
 
+pub mod cli;
+
 use fabdex_ledger::Session;
 use fabdex_model::{Limits, ReadEnvelope};
 use fabdex_query::{
