@@ -19,11 +19,11 @@ use std::collections::HashMap;
 use fabdex_model::records::DocsTable;
 use serde::{Deserialize, Serialize};
 
-use crate::Unit;
 use crate::config::Config;
-use crate::docs_table::unit_key;
 use crate::search_write::{DELETED_LIMIT, SEGMENT_LIMIT};
-use crate::snapshot::{IndexLayout, Snapshot};
+use fabdex_snapshot::Unit;
+use fabdex_snapshot::docs_table::unit_key;
+use fabdex_snapshot::snapshot::{IndexLayout, Snapshot};
 
 /// What the published snapshot gives a new build.
 pub struct Carry {

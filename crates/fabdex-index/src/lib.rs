@@ -21,33 +21,29 @@
 //! Start reading at [`build::build`] (writing) and [`snapshot::Snapshot::open`]
 //! (reading).
 
-pub mod blobs;
 pub mod build;
 pub mod cache;
 pub mod cli;
 pub mod config;
-pub mod docs_table;
 pub mod embeddings;
 pub mod incremental;
-pub mod integrity;
 pub mod links;
 pub mod own_text;
-pub mod passages;
 pub mod pattern_terms;
 pub mod patterns;
-pub mod patterns_table;
 pub mod profiles;
 pub mod published;
 pub mod referrers;
-pub mod rows;
-pub mod search_schema;
 pub mod search_write;
 pub mod semantic;
-pub mod snapshot;
-pub mod table_bytes;
 pub mod walk;
 
 pub use build::{BuildOptions, IndexReport, build};
 pub use config::{Config, RootConfig};
-pub use integrity::CheckCounts;
-pub use snapshot::{CorruptSnapshot, Manifest, Snapshot, Unit, Verified, verify_published};
+pub use fabdex_snapshot::integrity::CheckCounts;
+// The reader half lives in `fabdex-snapshot`; its modules are re-exported
+// so the writer's callers (tests, benches) name one crate.
+pub use fabdex_snapshot::{
+    CorruptSnapshot, Manifest, Snapshot, Unit, Verified, blobs, docs_table, integrity, passages, patterns_table, rows,
+    search_schema, snapshot, table_bytes, verify_published,
+};

@@ -25,7 +25,7 @@ use fabdex_model::records::{DocsTable, LinkTarget, SectionRow};
 use fabdex_model::ts::{DocNote, DocRole, PatternsTable, ProfileLimit, ProgramOrigin, TierNote};
 use serde::{Deserialize, Serialize};
 
-use crate::search_schema::prose_and_code;
+use fabdex_snapshot::search_schema::prose_and_code;
 
 /// Chars of prose kept per catalog or README note.
 pub const NOTE_CHARS: usize = 1_500;
@@ -33,28 +33,6 @@ pub const NOTE_CHARS: usize = 1_500;
 const LINK_CHARS: usize = 300;
 /// Link notes kept per program: a file linked from everywhere says little more each time.
 const MAX_LINK_NOTES: usize = 8;
-
-/// Standing of a tier name for ranking: how much a task search keeps of a
-/// program's score. Test scaffolding and superseded programs rank below the
-/// rest; any other tier (primitive, exemplar, demo, …) keeps its score.
-pub fn tier_factor(tier: &str) -> f64 {
-    match tier_rank(tier) {
-        0 => 0.35,
-        1 => 0.6,
-        _ => 1.0,
-    }
-}
-
-/// 0 for test scaffolding, 1 for superseded programs, 2 for everything else.
-fn tier_rank(tier: &str) -> u8 {
-    let t = tier.trim().to_ascii_lowercase();
-    let t = t.trim_end_matches('s');
-    match t {
-        "fixture" | "test" | "regression" | "scaffolding" => 0,
-        "legacy" | "deprecated" | "obsolete" | "archived" | "superseded" => 1,
-        _ => 2,
-    }
-}
 
 /// What the build attached, per source: printed by `fabdex index`, kept in `report.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -331,7 +309,7 @@ fn assign_tiers(
     tiers: &mut [Option<(usize, u8, TierNote)>],
 ) {
     let tier = plain_heading(&row.section.heading).to_ascii_lowercase();
-    let rank = tier_rank(&tier);
+    let rank = fabdex_snapshot::patterns_table::tier_rank(&tier);
     let s = &row.section;
     let (body, _) = prose_and_code(text, &s.code_blocks, s.byte_start, s.byte_end);
     let dir = dir_of(md_path);
@@ -523,13 +501,5 @@ mod tests {
         assert_eq!(join("a/b", "../c.tsx").as_deref(), Some("a/c.tsx"));
         assert_eq!(join("", "./x/y.tsx").as_deref(), Some("x/y.tsx"));
         assert_eq!(join("", "../x.tsx"), None);
-    }
-
-    #[test]
-    fn tiers_rank_scaffolding_then_superseded_then_the_rest() {
-        assert!(tier_factor("fixture") < tier_factor("legacy"));
-        assert!(tier_factor("Legacy") < tier_factor("demo"));
-        assert_eq!(tier_factor("exemplar"), 1.0);
-        assert_eq!(tier_factor("tests"), tier_factor("fixture"));
     }
 }

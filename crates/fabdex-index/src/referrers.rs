@@ -14,8 +14,8 @@ use std::collections::{HashMap, HashSet};
 
 use fabdex_model::records::{DocFileRow, DocsTable, LinkKind, LinkRow, LinkTarget};
 
-use crate::Unit;
-use crate::docs_table::Docs;
+use fabdex_snapshot::Unit;
+use fabdex_snapshot::docs_table::Docs;
 
 /// Per unit, the distinct texts of the list items in other files that open
 /// with a link landing on it, in link order. `text_of(file)` is a docs

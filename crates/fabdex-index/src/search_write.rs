@@ -2,7 +2,7 @@
 //! previous snapshot's index by deleting the units of edited and removed
 //! files and adding those of edited and added ones ([`update`]).
 //!
-//! Every unit is a document keyed by [`crate::docs_table::unit_key`] of its
+//! Every unit is a document keyed by [`fabdex_snapshot::docs_table::unit_key`] of its
 //! address, so the documents of files that did not change stay as they are.
 //! tantivy keeps a deleted document's terms in its statistics until its
 //! segment is merged; [`SearchDeletions`] records what the deleted documents
@@ -18,10 +18,10 @@ use fabdex_model::records::DocsTable;
 use std::collections::BTreeMap;
 use tantivy::{DocSet, Term, doc};
 
-use crate::Unit;
-use crate::docs_table::DocRows;
-use crate::search_schema::{self, Fields, SearchDeletions, UnitText, expand_identifiers};
-use crate::snapshot::Snapshot;
+use fabdex_snapshot::Unit;
+use fabdex_snapshot::docs_table::DocRows;
+use fabdex_snapshot::search_schema::{self, Fields, SearchDeletions, UnitText, expand_identifiers};
+use fabdex_snapshot::snapshot::Snapshot;
 
 /// The search index is written whole again, not updated, once deleted
 /// documents would pass this share of the live ones: each costs its
@@ -45,7 +45,7 @@ pub struct SearchUpdate {
 fn document(f: &Fields, docs: &impl DocRows, unit: &Unit, u: &UnitText) -> tantivy::TantivyDocument {
     let file_row = docs.file_row(docs.section_row(unit.section).file);
     doc!(
-        f.key => crate::docs_table::unit_key(&unit.address),
+        f.key => fabdex_snapshot::docs_table::unit_key(&unit.address),
         f.address => unit.address.clone(),
         f.heading => expand_identifiers(&u.heading),
         f.context => expand_identifiers(&u.context),

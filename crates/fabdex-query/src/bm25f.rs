@@ -38,7 +38,7 @@ struct Matched;
 /// [`Matched`] within one segment.
 struct SegmentMatched {
     segment: SegmentOrdinal,
-    key: fabdex_index::search_schema::UnitKeys,
+    key: fabdex_snapshot::search_schema::UnitKeys,
     found: Vec<MatchedDoc>,
 }
 
@@ -47,7 +47,7 @@ impl tantivy::collector::Collector for Matched {
     type Child = SegmentMatched;
 
     fn for_segment(&self, segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<SegmentMatched> {
-        Ok(SegmentMatched { segment, key: fabdex_index::search_schema::unit_keys(reader)?, found: Vec::new() })
+        Ok(SegmentMatched { segment, key: fabdex_snapshot::search_schema::unit_keys(reader)?, found: Vec::new() })
     }
 
     fn requires_scoring(&self) -> bool {

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use fabdex_index::Snapshot;
-use fabdex_index::search_schema::{self, Fields};
+use fabdex_snapshot::Snapshot;
+use fabdex_snapshot::search_schema::{self, Fields};
 
 use crate::error::QueryError;
 use crate::live_stats;
@@ -23,7 +23,7 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
-    fn of(docs: &fabdex_index::docs_table::Docs) -> Graph {
+    fn of(docs: &fabdex_snapshot::docs_table::Docs) -> Graph {
         let n = docs.sections.len();
         let mut children = vec![Vec::new(); n];
         for i in 0..n as u32 {

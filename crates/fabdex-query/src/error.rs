@@ -25,7 +25,7 @@ pub enum QueryError {
 impl QueryError {
     pub fn from_open(err: anyhow::Error) -> QueryError {
         let message = format!("{err:#}");
-        if err.chain().any(|e| e.is::<fabdex_index::CorruptSnapshot>()) {
+        if err.chain().any(|e| e.is::<fabdex_snapshot::CorruptSnapshot>()) {
             QueryError::Corrupt(message)
         } else {
             QueryError::NoSnapshot(message)

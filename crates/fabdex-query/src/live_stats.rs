@@ -8,7 +8,7 @@
 //! field from the snapshot's [`SearchDeletions`], and a term's deleted
 //! documents counted in its postings against each segment's deletions.
 
-use fabdex_index::search_schema::SearchDeletions;
+use fabdex_snapshot::search_schema::SearchDeletions;
 use tantivy::query::Bm25StatisticsProvider;
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocSet, Searcher, TERMINATED, Term};
@@ -24,7 +24,7 @@ impl LiveStatistics<'_> {
     /// Whether the deletions agree with the index: the documents it holds
     /// but does not count live are exactly those the table says were deleted.
     pub(crate) fn check(&self) -> Result<(), String> {
-        fabdex_index::search_schema::check_deletions(self.searcher, self.deletions)
+        fabdex_snapshot::search_schema::check_deletions(self.searcher, self.deletions)
             .map_err(|e| format!("{e}; re-run `fabdex index --full`"))
     }
 }

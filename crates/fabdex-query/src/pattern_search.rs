@@ -2,7 +2,7 @@
 //!
 //! Every program is scored with BM25F over twelve weighted fields (its
 //! name, description, tags, contracts and profile), read from the
-//! snapshot's term table (`fabdex_index::pattern_terms`), so a search
+//! snapshot's term table (`fabdex_snapshot::pattern_terms`), so a search
 //! analyses no program text and decodes only the rows it shows. A word found
 //! in what a pattern *returns* counts for more than the same word in prose
 //! about it. Contract requests (`--returns`, `--accepts`) and the
@@ -12,13 +12,13 @@
 
 use std::collections::BTreeSet;
 
-pub(crate) use fabdex_index::pattern_terms::effective_schemas;
-use fabdex_index::pattern_terms::{Field, PatternTerms, ProgramFacets};
-use fabdex_index::profiles::tier_factor;
-use fabdex_index::search_schema::terms;
 use fabdex_model::Limits;
 use fabdex_model::registry::{PatternKind, Quality};
 use fabdex_model::ts::{DocRole, ProgramRow};
+pub(crate) use fabdex_snapshot::pattern_terms::effective_schemas;
+use fabdex_snapshot::pattern_terms::{Field, PatternTerms, ProgramFacets};
+use fabdex_snapshot::patterns_table::tier_factor;
+use fabdex_snapshot::search_schema::terms;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -84,9 +84,9 @@ const DENSE_ALONE: f32 = 0.40;
 
 /// Each program's cosine with the query in the corpus-learned semantic
 /// space (0 when either has no vector); the programs' vectors were made at
-/// build time (`fabdex_index::pattern_terms`).
+/// build time (`fabdex_snapshot::pattern_terms`).
 fn semantic_similarities(table: &PatternTerms, model: &fabdex_semantic::Model, query: &[String]) -> Option<Vec<f32>> {
-    let q = model.embed(&fabdex_index::semantic::query_bag(query))?;
+    let q = model.embed(&fabdex_snapshot::semantic::query_bag(query))?;
     let cosine = |v: &[f32]| v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>().max(0.0);
     Some((0..table.programs()).map(|i| table.vector(i).map_or(0.0, cosine)).collect())
 }

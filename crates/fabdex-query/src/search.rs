@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use fabdex_index::search_schema::{self, UnitText};
 use fabdex_model::Limits;
+use fabdex_snapshot::search_schema::{self, UnitText};
 use serde::{Deserialize, Serialize};
 use tantivy::query::Bm25StatisticsProvider;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RegexQuery, TermQuery};
@@ -438,7 +438,7 @@ impl Engine {
         // on another thread while the other parts score.
         let (dense, others) = rayon::join(dense, || -> Result<_, QueryError> {
             let lexical = self.lexical_all(lexical_query, terms)?;
-            let bag = fabdex_index::semantic::query_bag(terms);
+            let bag = fabdex_snapshot::semantic::query_bag(terms);
             let models = self.snap.semantic().map_err(QueryError::from_open)?;
             let unit_sims = models.units.embed(&bag).map(|q| {
                 let mut sims = models.units.similarities(&q);
@@ -571,7 +571,7 @@ impl Engine {
     /// once per engine, and checked by digest).
     pub(crate) fn embed_query(
         &self,
-        header: &fabdex_index::embeddings::EmbeddingsHeader,
+        header: &fabdex_snapshot::embeddings::EmbeddingsHeader,
         query: &str,
     ) -> Result<(Vec<f32>, EmbeddedQuery), QueryError> {
         Ok(self.embed_queries(header, &[query])?.swap_remove(0))
@@ -582,7 +582,7 @@ impl Engine {
     /// clauses are as long again as the question.
     pub(crate) fn embed_queries(
         &self,
-        header: &fabdex_index::embeddings::EmbeddingsHeader,
+        header: &fabdex_snapshot::embeddings::EmbeddingsHeader,
         queries: &[&str],
     ) -> Result<Vec<(Vec<f32>, EmbeddedQuery)>, QueryError> {
         let encoder = self.encoder.get_or_init(|| {

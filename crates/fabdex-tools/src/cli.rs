@@ -332,10 +332,10 @@ impl EvalCommand {
 #[derive(Debug, Serialize)]
 pub struct Intact {
     pub snapshot: String,
-    pub verified: fabdex_index::Verified,
+    pub verified: fabdex_snapshot::Verified,
 }
 
 pub fn verify(scope: &Scope) -> Result<Intact> {
-    let (snapshot, verified) = fabdex_index::verify_published(&scope.index_dir()).map_err(QueryError::from_open)?;
+    let (snapshot, verified) = fabdex_snapshot::verify_published(&scope.index_dir()).map_err(QueryError::from_open)?;
     Ok(Intact { snapshot, verified })
 }

@@ -51,17 +51,17 @@ use crate::table_bytes::TableBytes;
 pub struct CorruptSnapshot(pub String);
 
 /// The folder of stamps under an index's `cache/`.
-pub(crate) const STAMPS_DIR: &str = "verified-v1";
+pub const STAMPS_DIR: &str = "verified-v1";
 
 /// A file changed more recently than this before a check is not stamped.
 pub const RACY_WITHIN: Duration = Duration::from_secs(1);
 
 /// `bytes`, the contents of `path`, against the digest the manifest records.
-pub(crate) fn check_digest(path: &Path, bytes: &[u8], expected: Option<&String>) -> Result<()> {
+pub fn check_digest(path: &Path, bytes: &[u8], expected: Option<&String>) -> Result<()> {
     check_digest_of(path, &digest_bytes(bytes), expected)
 }
 
-pub(crate) fn check_digest_of(path: &Path, actual: &str, expected: Option<&String>) -> Result<()> {
+pub fn check_digest_of(path: &Path, actual: &str, expected: Option<&String>) -> Result<()> {
     match expected {
         Some(e) if *e == actual => Ok(()),
         Some(e) => Err(CorruptSnapshot(format!(
@@ -140,7 +140,7 @@ impl Look {
 /// The digest checks of one snapshot: which of its files this process, or
 /// an earlier one, found whole, and whether to trust the earlier ones.
 #[derive(Debug)]
-pub(crate) struct VerifiedFiles {
+pub struct VerifiedFiles {
     /// Where the stamps are kept; none when the snapshot is not in an index's layout.
     store: Option<PathBuf>,
     /// Whether earlier processes' stamps spare a hash (`false` for `fabdex verify`).
@@ -166,7 +166,7 @@ pub struct CheckCounts {
 impl VerifiedFiles {
     /// The checks of the snapshot in `snapshot_dir`, trusting the stamps its
     /// index keeps when the folder sits in an index (`<index>/snapshots/<id>`).
-    pub(crate) fn for_snapshot(snapshot_dir: &Path) -> VerifiedFiles {
+    pub fn for_snapshot(snapshot_dir: &Path) -> VerifiedFiles {
         let store = stamps_file(snapshot_dir);
         let known = store
             .as_deref()
@@ -183,7 +183,7 @@ impl VerifiedFiles {
 
     /// Checks that hash every file, whatever was stamped (what `fabdex
     /// verify` runs); what they find whole is stamped for later processes.
-    pub(crate) fn hash_always(snapshot_dir: &Path) -> VerifiedFiles {
+    pub fn hash_always(snapshot_dir: &Path) -> VerifiedFiles {
         VerifiedFiles {
             store: stamps_file(snapshot_dir),
             trust_stamps: false,
@@ -192,19 +192,19 @@ impl VerifiedFiles {
         }
     }
 
-    pub(crate) fn counts(&self) -> CheckCounts {
+    pub fn counts(&self) -> CheckCounts {
         *self.counts.lock().expect("not poisoned")
     }
 
     /// The file `path`, listed as `name` in the manifest with digest
     /// `expected`: read (mapped when large) and checked, or trusted by its stamp.
-    pub(crate) fn read(&self, name: &str, path: &Path, expected: Option<&String>) -> Result<TableBytes> {
+    pub fn read(&self, name: &str, path: &Path, expected: Option<&String>) -> Result<TableBytes> {
         Ok(self.open_checked(name, path, expected, true)?.expect("read when asked for"))
     }
 
     /// The file `path` checked like [`VerifiedFiles::read`], for a caller
     /// that reads it its own way (tantivy): a trusted file is not read at all.
-    pub(crate) fn check(&self, name: &str, path: &Path, expected: Option<&String>) -> Result<()> {
+    pub fn check(&self, name: &str, path: &Path, expected: Option<&String>) -> Result<()> {
         self.open_checked(name, path, expected, false).map(drop)
     }
 
@@ -258,7 +258,7 @@ impl VerifiedFiles {
     /// Keep the stamps of this process's checks for later processes. A
     /// stamp that cannot be written (a read-only index, a full disk) costs
     /// a later process a hash, nothing else, so the error is dropped.
-    pub(crate) fn keep(&self) {
+    pub fn keep(&self) {
         let Some(store) = &self.store else {
             return;
         };
@@ -301,7 +301,7 @@ fn stamps_file(snapshot_dir: &Path) -> Option<PathBuf> {
 }
 
 /// Drop the stamps of snapshots other than `live` (after garbage collection).
-pub(crate) fn prune_stamps(cache: &Path, live: &[String]) {
+pub fn prune_stamps(cache: &Path, live: &[String]) {
     for entry in fs::read_dir(cache.join(STAMPS_DIR)).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let id = name.split('.').next().unwrap_or_default();

@@ -126,3 +126,38 @@ pub fn decode(bytes: impl Into<TableBytes>) -> Result<Patterns, String> {
         aliases,
     })
 }
+
+/// Standing of a tier name for ranking: how much a task search keeps of a
+/// program's score. Test scaffolding and superseded programs rank below the
+/// rest; any other tier (primitive, exemplar, demo, …) keeps its score.
+pub fn tier_factor(tier: &str) -> f64 {
+    match tier_rank(tier) {
+        0 => 0.35,
+        1 => 0.6,
+        _ => 1.0,
+    }
+}
+
+/// 0 for test scaffolding, 1 for superseded programs, 2 for everything else.
+pub fn tier_rank(tier: &str) -> u8 {
+    let t = tier.trim().to_ascii_lowercase();
+    let t = t.trim_end_matches('s');
+    match t {
+        "fixture" | "test" | "regression" | "scaffolding" => 0,
+        "legacy" | "deprecated" | "obsolete" | "archived" | "superseded" => 1,
+        _ => 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiers_rank_scaffolding_then_superseded_then_the_rest() {
+        assert!(tier_factor("fixture") < tier_factor("legacy"));
+        assert!(tier_factor("Legacy") < tier_factor("demo"));
+        assert_eq!(tier_factor("exemplar"), 1.0);
+        assert_eq!(tier_factor("tests"), tier_factor("fixture"));
+    }
+}

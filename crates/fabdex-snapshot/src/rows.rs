@@ -19,7 +19,7 @@ pub trait Row: DeserializeOwned + Send + Sync {
 }
 
 /// A column of strings: one text, and where each ends in it.
-pub(crate) struct Strings {
+pub struct Strings {
     text: Text,
     ends: Vec<u32>,
 }
@@ -33,7 +33,7 @@ enum Text {
 }
 
 impl Strings {
-    pub(crate) fn get(&self, i: usize) -> &str {
+    pub fn get(&self, i: usize) -> &str {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         &self.text()[start..self.ends[i] as usize]
     }
@@ -60,14 +60,14 @@ pub struct Rows<T> {
     start: usize,
     ends: Vec<u32>,
     /// Row numbers each row takes from checked columns (empty: none).
-    pub(crate) refs: Vec<[u32; 2]>,
+    pub refs: Vec<[u32; 2]>,
     /// Boxed: a row is decoded on first use, and most never are, so an
     /// empty cell should cost a pointer, not a row's worth of fresh pages.
     cells: Vec<OnceLock<Box<T>>>,
 }
 
 impl<T: Row> Rows<T> {
-    pub(crate) fn new(bytes: &Arc<TableBytes>, (start, ends): (usize, Vec<u32>), refs: Vec<[u32; 2]>) -> Rows<T> {
+    pub fn new(bytes: &Arc<TableBytes>, (start, ends): (usize, Vec<u32>), refs: Vec<[u32; 2]>) -> Rows<T> {
         let cells = (0..ends.len()).map(|_| OnceLock::new()).collect();
         Rows { bytes: Arc::clone(bytes), start, ends, refs, cells }
     }
@@ -125,22 +125,22 @@ impl<T: Row> Index<usize> for Rows<T> {
     }
 }
 
-pub(crate) fn count(n: usize) -> u32 {
+pub fn count(n: usize) -> u32 {
     u32::try_from(n).expect("a docs table holds fewer than 2^32 rows and bytes per column")
 }
 
-pub(crate) fn put_u32(out: &mut Vec<u8>, v: u32) {
+pub fn put_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-pub(crate) fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
+pub fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
     out.extend_from_slice(bytes);
 }
 
 /// Pieces back to back, after the end of each (so piece `i` is
 /// `ends[i-1] .. ends[i]`).
-pub(crate) fn put_pieces(out: &mut Vec<u8>, pieces: impl Iterator<Item = Vec<u8>>) {
+pub fn put_pieces(out: &mut Vec<u8>, pieces: impl Iterator<Item = Vec<u8>>) {
     let mut blob = Vec::new();
     for piece in pieces {
         blob.extend_from_slice(&piece);
@@ -150,7 +150,7 @@ pub(crate) fn put_pieces(out: &mut Vec<u8>, pieces: impl Iterator<Item = Vec<u8>
 }
 
 /// Ends of pieces must rise and stay inside their bytes.
-pub(crate) fn check_ends(ends: &[u32], len: usize, what: &str) -> Result<(), String> {
+pub fn check_ends(ends: &[u32], len: usize, what: &str) -> Result<(), String> {
     let mut previous = 0;
     for (i, &end) in ends.iter().enumerate() {
         if end < previous || end as usize > len {
@@ -162,16 +162,16 @@ pub(crate) fn check_ends(ends: &[u32], len: usize, what: &str) -> Result<(), Str
 }
 
 /// Reads the table's parts in order; running out of bytes is an error naming the part.
-pub(crate) struct Reader<'a> {
-    pub(crate) bytes: &'a [u8],
-    pub(crate) at: usize,
+pub struct Reader<'a> {
+    pub bytes: &'a [u8],
+    pub at: usize,
     /// The same bytes, shared, when the caller has them so: string columns then point into them.
     shared: Option<&'a Arc<TableBytes>>,
 }
 
 impl<'a> Reader<'a> {
     /// A reader past the table's magic, or the error naming the table and the magic it lacks.
-    pub(crate) fn after_magic(bytes: &'a [u8], magic: &[u8; 8], table: &str) -> Result<Reader<'a>, String> {
+    pub fn after_magic(bytes: &'a [u8], magic: &[u8; 8], table: &str) -> Result<Reader<'a>, String> {
         let mut r = Reader { bytes, at: 0, shared: None };
         if r.take(magic.len(), "its magic")? != magic {
             let magic = String::from_utf8_lossy(magic);
@@ -181,21 +181,21 @@ impl<'a> Reader<'a> {
     }
 
     /// A reader past the magic of the table `bytes`, whose string columns share its bytes.
-    pub(crate) fn shared(bytes: &'a Arc<TableBytes>, magic: &[u8; 8], table: &str) -> Result<Reader<'a>, String> {
+    pub fn shared(bytes: &'a Arc<TableBytes>, magic: &[u8; 8], table: &str) -> Result<Reader<'a>, String> {
         let mut r = Reader::after_magic(bytes, magic, table)?;
         r.shared = Some(bytes);
         Ok(r)
     }
 
     /// Every byte was read: the last part, `last`, ends the table.
-    pub(crate) fn finish(&self, last: &str) -> Result<(), String> {
+    pub fn finish(&self, last: &str) -> Result<(), String> {
         match self.bytes.len() - self.at {
             0 => Ok(()),
             extra => Err(format!("{extra} bytes follow {last}")),
         }
     }
 
-    pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+    pub fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
         let end = end.ok_or_else(|| format!("the table ends inside {what}"))?;
         let taken = &self.bytes[self.at..end];
@@ -203,21 +203,21 @@ impl<'a> Reader<'a> {
         Ok(taken)
     }
 
-    pub(crate) fn u32(&mut self, what: &str) -> Result<u32, String> {
+    pub fn u32(&mut self, what: &str) -> Result<u32, String> {
         Ok(u32::from_le_bytes(self.take(4, what)?.try_into().expect("4 bytes")))
     }
 
-    pub(crate) fn u64(&mut self, what: &str) -> Result<u64, String> {
+    pub fn u64(&mut self, what: &str) -> Result<u64, String> {
         Ok(u64::from_le_bytes(self.take(8, what)?.try_into().expect("8 bytes")))
     }
 
-    pub(crate) fn u32s(&mut self, n: usize, what: &str) -> Result<Vec<u32>, String> {
+    pub fn u32s(&mut self, n: usize, what: &str) -> Result<Vec<u32>, String> {
         // Taken before allocating, so a damaged count cannot ask for more memory than the file has.
         let bytes = self.take(n.checked_mul(4).ok_or_else(|| format!("{what} are too many"))?, what)?;
         Ok(bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
     }
 
-    pub(crate) fn blob_range(&mut self, what: &str) -> Result<(usize, usize), String> {
+    pub fn blob_range(&mut self, what: &str) -> Result<(usize, usize), String> {
         let len = self.u64(what)?;
         let len = usize::try_from(len).map_err(|_| format!("{what} are too long"))?;
         let start = self.at;
@@ -225,13 +225,13 @@ impl<'a> Reader<'a> {
         Ok((start, len))
     }
 
-    pub(crate) fn blob(&mut self, what: &str) -> Result<&'a [u8], String> {
+    pub fn blob(&mut self, what: &str) -> Result<&'a [u8], String> {
         let (start, len) = self.blob_range(what)?;
         Ok(&self.bytes[start..start + len])
     }
 
     /// `n` pieces: where their bytes start, and each one's end (checked).
-    pub(crate) fn pieces(&mut self, n: usize, what: &str) -> Result<(usize, Vec<u32>), String> {
+    pub fn pieces(&mut self, n: usize, what: &str) -> Result<(usize, Vec<u32>), String> {
         let ends = self.u32s(n, &format!("the {what} ends"))?;
         let (start, len) = self.blob_range(&format!("the {what} bytes"))?;
         check_ends(&ends, len, what)?;
@@ -239,7 +239,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `n` strings, each ending on a character boundary.
-    pub(crate) fn strings(&mut self, n: usize, what: &str) -> Result<Strings, String> {
+    pub fn strings(&mut self, n: usize, what: &str) -> Result<Strings, String> {
         let (start, ends) = self.pieces(n, what)?;
         let len = ends.last().map_or(0, |&e| e as usize);
         let text = std::str::from_utf8(&self.bytes[start..self.at])

@@ -242,7 +242,7 @@ fn lazy<'a, T>(
     part.as_ref().map_err(OpenError::to_error)
 }
 
-pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let bytes = fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))?;
     serde_json::from_slice(&bytes).with_context(|| format!("`{}` is not valid", path.display()))
 }
