@@ -281,67 +281,19 @@ impl SentenceEncoder {
         let config_path = dir.join("config.json");
         let config: BertConfig = serde_json::from_slice(&config_bytes)
             .map_err(|e| fail(&config_path, format!("is not a BERT config: {e}")))?;
-        if config.model_type != "bert" {
-            return Err(fail(
-                &config_path,
-                format!("model_type `{}` is not supported (only `bert`)", config.model_type),
-            ));
-        }
-        if config.hidden_act != "gelu" {
-            return Err(fail(
-                &config_path,
-                format!("hidden_act `{}` is not supported (only `gelu`)", config.hidden_act),
-            ));
-        }
-        if config.position_embedding_type != "absolute" {
-            return Err(fail(
-                &config_path,
-                format!(
-                    "position_embedding_type `{}` is not supported (only `absolute`)",
-                    config.position_embedding_type
-                ),
-            ));
-        }
-        if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
-            return Err(fail(
-                &config_path,
-                format!(
-                    "hidden_size {} is not a multiple of num_attention_heads {}",
-                    config.hidden_size, config.num_attention_heads
-                ),
-            ));
-        }
+        check_config(&config, &config_path)?;
         let pooling = read_pooling(&dir.join("1_Pooling/config.json"))?;
         let prompts = read_prompts(&dir.join("config_sentence_transformers.json"))?;
 
         let tokenizer_path = dir.join("tokenizer.json");
-        let mut tokenizer = tokenizers::Tokenizer::from_bytes(&tokenizer_bytes)
-            .map_err(|e| fail(&tokenizer_path, format!("is not a tokenizer: {e}")))?;
-        // Batches are padded here, and truncation is the caller's choice.
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(None)
-            .map_err(|e| fail(&tokenizer_path, format!("cannot turn its truncation off: {e}")))?;
-
-        let mut hasher = blake3::Hasher::new();
-        for bytes in [&config_bytes, &tokenizer_bytes, &weights_bytes] {
-            hasher.update(&(bytes.len() as u64).to_le_bytes());
-            hasher.update(bytes);
-        }
-        // Mean pooling without prompts keeps the digests models had before
-        // either was read; anything else changes every vector, so the digest.
-        if pooling != Pooling::Mean || !prompts.0.is_empty() || !prompts.1.is_empty() {
-            hasher.update(format!("pooling {pooling:?} query {:?} passage {:?}", prompts.0, prompts.1).as_bytes());
-        }
-        let identity = ModelIdentity {
-            name: dir
-                .canonicalize()
-                .ok()
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .unwrap_or_else(|| dir.display().to_string()),
-            digest: format!("blake3:{}", hasher.finalize().to_hex()),
-            dim: config.hidden_size,
-        };
+        let tokenizer = load_tokenizer(&tokenizer_bytes, &tokenizer_path)?;
+        let identity = model_identity(
+            dir,
+            [&config_bytes, &tokenizer_bytes, &weights_bytes],
+            pooling,
+            &prompts,
+            config.hidden_size,
+        );
 
         let weights = Weights::parse(&weights_bytes, &weights_path)?;
         let h = config.hidden_size;
@@ -352,36 +304,10 @@ impl SentenceEncoder {
             weights.matrix(&format!("{emb}.position_embeddings.weight"), config.max_position_embeddings, h)?;
         let token_type = weights.matrix(&format!("{emb}.token_type_embeddings.weight"), config.type_vocab_size, h)?;
         let embedding_norm = weights.layer_norm(&format!("{emb}.LayerNorm"), h, eps)?;
-        let mut layers = Vec::with_capacity(config.num_hidden_layers);
-        for i in 0..config.num_hidden_layers {
-            let l = format!("encoder.layer.{i}");
-            let inter = config.intermediate_size;
-            layers.push(Layer {
-                query: weights.linear(&format!("{l}.attention.self.query"), h, h)?,
-                key: weights.linear(&format!("{l}.attention.self.key"), h, h)?,
-                value: weights.linear(&format!("{l}.attention.self.value"), h, h)?,
-                attention_out: weights.linear(&format!("{l}.attention.output.dense"), h, h)?,
-                attention_norm: weights.layer_norm(&format!("{l}.attention.output.LayerNorm"), h, eps)?,
-                intermediate: weights.linear(&format!("{l}.intermediate.dense"), h, inter)?,
-                output: weights.linear(&format!("{l}.output.dense"), inter, h)?,
-                output_norm: weights.layer_norm(&format!("{l}.output.LayerNorm"), h, eps)?,
-            });
-        }
+        let layers = load_layers(&weights, &config, eps)?;
         // The first row of the token-type table: every text is one segment.
         let segment = token_type[..h].to_vec();
-        // What the tokenizer adds around a text, read off an empty one.
-        let marks = tokenizer
-            .encode("", true)
-            .map_err(|e| fail(&tokenizer_path, format!("cannot encode an empty text: {e}")))?
-            .get_ids()
-            .to_vec();
-        let [open, close] = marks.as_slice() else {
-            return Err(fail(
-                &tokenizer_path,
-                format!("frames a text with {} special tokens; a BERT tokenizer adds [CLS] and [SEP]", marks.len()),
-            ));
-        };
-        let (open, close) = (*open, *close);
+        let (open, close) = frame_marks(&tokenizer, &tokenizer_path)?;
         let pieces = |prompt: &str| -> Result<Vec<u32>, EmbedError> {
             let enc = tokenizer
                 .encode(prompt, false)
@@ -675,6 +601,118 @@ impl SentenceEncoder {
 
         (x, starts)
     }
+}
+
+/// The parts of a BERT config this encoder can run, or the error naming the
+/// config and what it has instead.
+fn check_config(config: &BertConfig, config_path: &Path) -> Result<(), EmbedError> {
+    let fail = |path: &Path, message: String| EmbedError::Model { path: path.to_path_buf(), message };
+    if config.model_type != "bert" {
+        return Err(fail(config_path, format!("model_type `{}` is not supported (only `bert`)", config.model_type)));
+    }
+    if config.hidden_act != "gelu" {
+        return Err(fail(config_path, format!("hidden_act `{}` is not supported (only `gelu`)", config.hidden_act)));
+    }
+    if config.position_embedding_type != "absolute" {
+        return Err(fail(
+            config_path,
+            format!("position_embedding_type `{}` is not supported (only `absolute`)", config.position_embedding_type),
+        ));
+    }
+    if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
+        return Err(fail(
+            config_path,
+            format!(
+                "hidden_size {} is not a multiple of num_attention_heads {}",
+                config.hidden_size, config.num_attention_heads
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The model's tokenizer, without padding or truncation: batches are padded
+/// here, and truncation is the caller's choice.
+fn load_tokenizer(bytes: &[u8], tokenizer_path: &Path) -> Result<tokenizers::Tokenizer, EmbedError> {
+    let fail = |path: &Path, message: String| EmbedError::Model { path: path.to_path_buf(), message };
+    let mut tokenizer = tokenizers::Tokenizer::from_bytes(bytes)
+        .map_err(|e| fail(tokenizer_path, format!("is not a tokenizer: {e}")))?;
+    // Batches are padded here, and truncation is the caller's choice.
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(None)
+        .map_err(|e| fail(tokenizer_path, format!("cannot turn its truncation off: {e}")))?;
+
+    Ok(tokenizer)
+}
+
+/// The model's name and digest: of its config, tokenizer and weights, and
+/// of its pooling and prompts when they are not the plain mean.
+fn model_identity(
+    dir: &Path,
+    files: [&[u8]; 3],
+    pooling: Pooling,
+    prompts: &(String, String),
+    dim: usize,
+) -> ModelIdentity {
+    let mut hasher = blake3::Hasher::new();
+    for bytes in files {
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    }
+    // Mean pooling without prompts keeps the digests models had before
+    // either was read; anything else changes every vector, so the digest.
+    if pooling != Pooling::Mean || !prompts.0.is_empty() || !prompts.1.is_empty() {
+        hasher.update(format!("pooling {pooling:?} query {:?} passage {:?}", prompts.0, prompts.1).as_bytes());
+    }
+    ModelIdentity {
+        name: dir
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| dir.display().to_string()),
+        digest: format!("blake3:{}", hasher.finalize().to_hex()),
+        dim,
+    }
+}
+
+/// The encoder layers' weights, each checked for its shape.
+fn load_layers(weights: &Weights<'_>, config: &BertConfig, eps: f32) -> Result<Vec<Layer>, EmbedError> {
+    let h = config.hidden_size;
+    let mut layers = Vec::with_capacity(config.num_hidden_layers);
+    for i in 0..config.num_hidden_layers {
+        let l = format!("encoder.layer.{i}");
+        let inter = config.intermediate_size;
+        layers.push(Layer {
+            query: weights.linear(&format!("{l}.attention.self.query"), h, h)?,
+            key: weights.linear(&format!("{l}.attention.self.key"), h, h)?,
+            value: weights.linear(&format!("{l}.attention.self.value"), h, h)?,
+            attention_out: weights.linear(&format!("{l}.attention.output.dense"), h, h)?,
+            attention_norm: weights.layer_norm(&format!("{l}.attention.output.LayerNorm"), h, eps)?,
+            intermediate: weights.linear(&format!("{l}.intermediate.dense"), h, inter)?,
+            output: weights.linear(&format!("{l}.output.dense"), inter, h)?,
+            output_norm: weights.layer_norm(&format!("{l}.output.LayerNorm"), h, eps)?,
+        });
+    }
+    Ok(layers)
+}
+
+/// The special tokens the tokenizer frames a text with, read off an empty
+/// one: a BERT tokenizer adds exactly [CLS] and [SEP].
+fn frame_marks(tokenizer: &tokenizers::Tokenizer, tokenizer_path: &Path) -> Result<(u32, u32), EmbedError> {
+    let fail = |path: &Path, message: String| EmbedError::Model { path: path.to_path_buf(), message };
+    let marks = tokenizer
+        .encode("", true)
+        .map_err(|e| fail(tokenizer_path, format!("cannot encode an empty text: {e}")))?
+        .get_ids()
+        .to_vec();
+    let [open, close] = marks.as_slice() else {
+        return Err(fail(
+            tokenizer_path,
+            format!("frames a text with {} special tokens; a BERT tokenizer adds [CLS] and [SEP]", marks.len()),
+        ));
+    };
+    Ok((*open, *close))
 }
 
 /// A JSON file of the model folder that may be absent (`None`); a file that

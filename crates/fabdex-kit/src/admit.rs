@@ -210,23 +210,37 @@ pub fn admit(engine: &Engine, contents: &Contents, handles: &[Handle], proposed:
     let run = contents.run.clone();
     let mut kit = proposed.clone();
     check_bounds(&mut ctx, &kit);
-    let cited = citations(contents);
-    let mut used: Vec<String> = Vec::new();
+    admit_sources(&mut ctx, &mut kit, &citations(contents), &run);
+    let selected = admit_patterns(&mut ctx, &mut kit, contents, &run);
+    let tokens: BTreeSet<&str> = handles.iter().map(|h| h.token.as_str()).collect();
+    admit_inputs(&mut ctx, &mut kit, &tokens);
+    let bound_inputs: BTreeSet<String> = kit.inputs.iter().map(|i| i.name.clone()).collect();
+    let bound_by_example = check_example(&mut ctx, &kit, &selected, &tokens, &bound_inputs);
+    kit.missing = missing_inputs(&mut ctx, &selected, &bound_by_example, &bound_inputs);
+    find_placeholders(&mut ctx, &kit, proposed);
+    recommendation_needs(&mut ctx, &kit);
+    kit.run = Some(run);
+    kit.exposure = fabdex_ledger::audit::exposure(contents).origins;
+    kit.status =
+        if ctx.problems.is_empty() && kit.missing.is_empty() { KitStatus::Complete } else { KitStatus::Incomplete };
+    Admission { status: kit.status, problems: ctx.problems, kit }
+}
 
-    // Sources: only citations in the ledger; rules need a read.
+/// Sources: only citations in the ledger; rules need a read. The kit's
+/// sources are the citations its steps, example and kept rules use.
+fn admit_sources(ctx: &mut Ctx<'_>, kit: &mut Kit, cited: &BTreeMap<String, Cited>, run: &str) {
+    let mut used: Vec<String> = Vec::new();
     for (i, step) in kit.steps.iter_mut().enumerate() {
-        step.source_ids =
-            admit_ids(&mut ctx, &format!("/steps/{i}/sourceIds"), &step.source_ids, &cited, &mut used, &run);
+        step.source_ids = admit_ids(ctx, &format!("/steps/{i}/sourceIds"), &step.source_ids, cited, &mut used, run);
     }
     if let Some(example) = kit.example.as_mut() {
-        example.source_ids = admit_ids(&mut ctx, "/example/sourceIds", &example.source_ids, &cited, &mut used, &run);
+        example.source_ids = admit_ids(ctx, "/example/sourceIds", &example.source_ids, cited, &mut used, run);
     }
     let mut rules = Vec::new();
     for (i, mut rule) in std::mem::take(&mut kit.rules).into_iter().enumerate() {
         // A dropped rule's citations do not become sources.
         let mut rule_ids = Vec::new();
-        rule.source_ids =
-            admit_ids(&mut ctx, &format!("/rules/{i}/sourceIds"), &rule.source_ids, &cited, &mut rule_ids, &run);
+        rule.source_ids = admit_ids(ctx, &format!("/rules/{i}/sourceIds"), &rule.source_ids, cited, &mut rule_ids, run);
         if rule.source_ids.iter().any(|id| cited[id].kind == ItemKind::Read) {
             for id in rule_ids {
                 if !used.contains(&id) {
@@ -244,8 +258,12 @@ pub fn admit(engine: &Engine, contents: &Contents, handles: &[Handle], proposed:
     }
     kit.rules = rules;
     kit.sources = used.iter().map(|id| cited[id].source.clone()).collect();
+}
 
-    // Patterns: inspected by the run, identity verified; embed the host's record.
+/// Patterns: inspected by the run, identity verified; each gets the host's
+/// record. Returns the admitted patterns' inspections.
+fn admit_patterns(ctx: &mut Ctx<'_>, kit: &mut Kit, contents: &Contents, run: &str) -> Vec<Inspection> {
+    let engine = ctx.engine;
     let seen = inspected(contents);
     let mut selected: Vec<Inspection> = Vec::new();
     let mut patterns = Vec::new();
@@ -283,8 +301,11 @@ pub fn admit(engine: &Engine, contents: &Contents, handles: &[Handle], proposed:
     }
     kit.patterns = patterns;
 
-    // Inputs: granted handles only.
-    let tokens: BTreeSet<&str> = handles.iter().map(|h| h.token.as_str()).collect();
+    selected
+}
+
+/// Inputs: granted handles only.
+fn admit_inputs(ctx: &mut Ctx<'_>, kit: &mut Kit, tokens: &BTreeSet<&str>) {
     let mut inputs = Vec::new();
     for (i, input) in std::mem::take(&mut kit.inputs).into_iter().enumerate() {
         if tokens.contains(input.token.as_str()) {
@@ -293,30 +314,46 @@ pub fn admit(engine: &Engine, contents: &Contents, handles: &[Handle], proposed:
             ctx.problem(
                 "unknown-handle",
                 format!("/inputs/{i}/token"),
-                format!("`{}` is not a granted handle (granted: {})", input.token, join(&tokens)),
+                format!("`{}` is not a granted handle (granted: {})", input.token, join(tokens)),
             );
         }
     }
     kit.inputs = inputs;
-    let bound_inputs: BTreeSet<String> = kit.inputs.iter().map(|i| i.name.clone()).collect();
+}
 
-    // The example, by kind; it also says which arguments it binds.
+/// The example, by kind; returns which arguments of which pattern it binds.
+fn check_example(
+    ctx: &mut Ctx<'_>,
+    kit: &Kit,
+    selected: &[Inspection],
+    tokens: &BTreeSet<&str>,
+    bound_inputs: &BTreeSet<String>,
+) -> BTreeMap<String, BTreeSet<String>> {
     let mut bound_by_example: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     if let Some(example) = kit.example.clone() {
         match example.kind {
             ExampleKind::RunPatternInput => {
-                check_run_example(&mut ctx, &example.content, &selected, &tokens, &mut bound_by_example)
+                check_run_example(ctx, &example.content, selected, tokens, &mut bound_by_example)
             }
             ExampleKind::PatternSource => {
-                check_source_example(&mut ctx, &example.content, &selected, &bound_inputs, &mut bound_by_example)
+                check_source_example(ctx, &example.content, selected, bound_inputs, &mut bound_by_example)
             }
         }
     }
 
-    // Missing inputs: required arguments of selected patterns bound by no
-    // granted input and not by the example.
+    bound_by_example
+}
+
+/// Missing inputs: required arguments of selected patterns bound by no
+/// granted input and not by the example.
+fn missing_inputs(
+    ctx: &mut Ctx<'_>,
+    selected: &[Inspection],
+    bound_by_example: &BTreeMap<String, BTreeSet<String>>,
+    bound_inputs: &BTreeSet<String>,
+) -> Vec<Missing> {
     let mut missing = Vec::new();
-    for p in &selected {
+    for p in selected {
         for (arg, ty, description) in required_arguments(p.argument_schema.as_ref()) {
             let by_example = bound_by_example.get(&p.pattern_id).is_some_and(|keys| keys.contains(&arg));
             if by_example || bound_inputs.contains(&arg) {
@@ -340,9 +377,12 @@ pub fn admit(engine: &Engine, contents: &Contents, handles: &[Handle], proposed:
             );
         }
     }
-    kit.missing = missing;
 
-    // Placeholders anywhere the model wrote text.
+    missing
+}
+
+/// Placeholders anywhere the model wrote text.
+fn find_placeholders(ctx: &mut Ctx<'_>, kit: &Kit, proposed: &Kit) {
     let mut texts: Vec<(String, &str)> = vec![
         ("/task".into(), kit.task.as_str()),
         ("/summary".into(), kit.summary.as_str()),
@@ -365,8 +405,10 @@ pub fn admit(engine: &Engine, contents: &Contents, handles: &[Handle], proposed:
     for (ptr, message) in found_placeholders {
         ctx.problem("placeholder", ptr, message);
     }
+}
 
-    // What the recommendation needs.
+/// What the recommendation needs: its kind of example, a rule, a pattern.
+fn recommendation_needs(ctx: &mut Ctx<'_>, kit: &Kit) {
     let example_kind = kit.example.as_ref().map(|e| e.kind);
     let needed = match kit.recommendation.kind {
         RecommendationKind::DirectRun => (example_kind != Some(ExampleKind::RunPatternInput))
@@ -385,12 +427,6 @@ pub fn admit(engine: &Engine, contents: &Contents, handles: &[Handle], proposed:
     {
         ctx.problem("recommendation", "/patterns", "no admitted pattern to run or compose");
     }
-
-    kit.run = Some(run);
-    kit.exposure = fabdex_ledger::audit::exposure(contents).origins;
-    kit.status =
-        if ctx.problems.is_empty() && kit.missing.is_empty() { KitStatus::Complete } else { KitStatus::Incomplete };
-    Admission { status: kit.status, problems: ctx.problems, kit }
 }
 
 fn join(tokens: &BTreeSet<&str>) -> String {

@@ -291,9 +291,18 @@ pub fn check_evidence(file: &str, text: &str, ctx: &EvidenceContext<'_>) -> (Opt
     if ev.status == EvidenceStatus::Partial && ev.open_questions.is_empty() {
         r.add("/openQuestions", "partial-open-questions", "partial evidence must list its open questions");
     }
+    citations_of_the_run(&mut r, &ev, ctx.citations);
+    if let Some(prior) = ctx.prior {
+        prior_kept(&mut r, &ev, prior);
+    }
+    (Some(ev), r.out)
+}
+
+/// Each fabdex-address source against the citations of the run it claims to have read.
+fn citations_of_the_run(r: &mut Report<'_>, ev: &Evidence, citations: Option<&BTreeMap<String, String>>) {
     for (i, s) in ev.sources.iter().enumerate() {
         let fabdex = s.location.starts_with("doc:") || s.location.starts_with("pattern:");
-        if let (true, Some(citations)) = (fabdex, ctx.citations) {
+        if let (true, Some(citations)) = (fabdex, citations) {
             match &s.citation {
                 None => r.add(
                     format!("/sources/{i}/citation"),
@@ -316,49 +325,46 @@ pub fn check_evidence(file: &str, text: &str, ctx: &EvidenceContext<'_>) -> (Opt
             }
         }
     }
-    if let Some(prior) = ctx.prior {
-        if prior.dimension != ev.dimension {
-            r.add("/dimension", "prior-kept", format!("prior evidence is for `{}`", prior.dimension));
-        }
-        if ev.round <= prior.round {
-            r.add(
-                "/round",
-                "prior-kept",
-                format!("round {} does not follow the prior round {}", ev.round, prior.round),
-            );
-        }
-        let keep = |r: &mut Report<'_>, what: &str, prior: Vec<(&str, String)>, now: Vec<(&str, String)>| {
-            let now: BTreeMap<&str, String> = now.into_iter().collect();
-            for (id, before) in prior {
-                match now.get(id) {
-                    None => r.add(format!("/{what}"), "prior-kept", format!("prior {what} `{id}` was removed")),
-                    Some(after) if *after != before => {
-                        r.add(format!("/{what}"), "prior-kept", format!("prior {what} `{id}` was rewritten"))
-                    }
-                    Some(_) => {}
-                }
-            }
-        };
-        keep(
-            &mut r,
-            "sources",
-            prior.sources.iter().map(|s| (s.id.as_str(), js(s))).collect(),
-            ev.sources.iter().map(|s| (s.id.as_str(), js(s))).collect(),
-        );
-        keep(
-            &mut r,
-            "claims",
-            prior.claims.iter().map(|s| (s.id.as_str(), js(s))).collect(),
-            ev.claims.iter().map(|s| (s.id.as_str(), js(s))).collect(),
-        );
-        keep(
-            &mut r,
-            "contradictions",
-            prior.contradictions.iter().map(|s| (s.id.as_str(), js(s))).collect(),
-            ev.contradictions.iter().map(|s| (s.id.as_str(), js(s))).collect(),
-        );
+}
+
+/// Round 2+ evidence keeps every source, claim and contradiction of the prior, unchanged.
+fn prior_kept(r: &mut Report<'_>, ev: &Evidence, prior: &Evidence) {
+    if prior.dimension != ev.dimension {
+        r.add("/dimension", "prior-kept", format!("prior evidence is for `{}`", prior.dimension));
     }
-    (Some(ev), r.out)
+    if ev.round <= prior.round {
+        r.add("/round", "prior-kept", format!("round {} does not follow the prior round {}", ev.round, prior.round));
+    }
+    let keep = |r: &mut Report<'_>, what: &str, prior: Vec<(&str, String)>, now: Vec<(&str, String)>| {
+        let now: BTreeMap<&str, String> = now.into_iter().collect();
+        for (id, before) in prior {
+            match now.get(id) {
+                None => r.add(format!("/{what}"), "prior-kept", format!("prior {what} `{id}` was removed")),
+                Some(after) if *after != before => {
+                    r.add(format!("/{what}"), "prior-kept", format!("prior {what} `{id}` was rewritten"))
+                }
+                Some(_) => {}
+            }
+        }
+    };
+    keep(
+        r,
+        "sources",
+        prior.sources.iter().map(|s| (s.id.as_str(), js(s))).collect(),
+        ev.sources.iter().map(|s| (s.id.as_str(), js(s))).collect(),
+    );
+    keep(
+        r,
+        "claims",
+        prior.claims.iter().map(|s| (s.id.as_str(), js(s))).collect(),
+        ev.claims.iter().map(|s| (s.id.as_str(), js(s))).collect(),
+    );
+    keep(
+        r,
+        "contradictions",
+        prior.contradictions.iter().map(|s| (s.id.as_str(), js(s))).collect(),
+        ev.contradictions.iter().map(|s| (s.id.as_str(), js(s))).collect(),
+    );
 }
 
 fn js<T: Serialize>(v: &T) -> String {

@@ -202,116 +202,122 @@ fn meta_rules(r: &mut Report<'_>, m: &Meta) {
     }
     let mut ids = BTreeSet::new();
     for (i, w) in m.work_items.iter().enumerate() {
-        let p = format!("/work_items/{i}");
         if !ids.insert(w.id.as_str()) {
-            r.add(format!("{p}/id"), "unique-id", format!("work item `{}` appears twice", w.id));
+            r.add(format!("/work_items/{i}/id"), "unique-id", format!("work item `{}` appears twice", w.id));
         }
-        if w.attempt > 2 {
-            r.add(format!("{p}/attempt"), "attempt-limit", format!("attempt {} (never 3 or more)", w.attempt));
-        }
-        if w.status == ItemStatus::Running && w.attempt == 0 {
-            r.add(format!("{p}/attempt"), "attempt-limit", "a running item has attempt 1 or 2");
-        }
-        for (j, path) in w.output_paths.iter().enumerate() {
-            if !inside(path) {
-                r.add(
-                    format!("{p}/output_paths/{j}"),
-                    "path-escape",
-                    format!("`{path}` is not a path inside RUN_ROOT"),
-                );
-            }
-        }
-        if w.output_paths != owned_paths(w) {
-            r.add(
-                format!("{p}/output_paths"),
-                "ownership",
-                format!("a {:?} item in state {:?} owns exactly {:?}", w.role, w.status, owned_paths(w)),
-            );
-        }
-        if w.status == ItemStatus::Partial && w.role != Role::Scout {
-            r.add(format!("{p}/status"), "partial-scout", "only Scout items can be partial");
-        }
-        match (w.role, &w.dimension) {
-            (Role::Scout, None) => {
-                r.add(format!("{p}/dimension"), "scout-dimension", "a Scout item names its dimension")
-            }
-            (Role::Scout, Some(d)) => {
-                let selected =
-                    m.rounds.iter().find(|x| x.number == w.round).is_some_and(|x| x.researched_dimensions.contains(d));
-                if !selected {
-                    r.add(
-                        format!("{p}/dimension"),
-                        "scout-dimension",
-                        format!("round {} did not select `{d}`", w.round),
-                    );
-                }
-            }
-            (_, Some(_)) => r.add(format!("{p}/dimension"), "scout-dimension", "only Scout items name a dimension"),
-            _ => {}
-        }
-        if w.role == Role::Planner && w.round != 0 {
-            r.add(format!("{p}/round"), "planner-round", "the Planner works in round 0");
-        }
-        if w.role != Role::Planner && !m.rounds.iter().any(|x| x.number == w.round) {
-            r.add(format!("{p}/round"), "item-round", format!("round {} does not exist", w.round));
-        }
+        item_rules(r, m, i, w);
     }
     let planners = m.work_items.iter().filter(|w| w.role == Role::Planner).count();
     if planners != 1 {
         r.add("/work_items", "one-planner", format!("{planners} Planner items (exactly one)"));
     }
     for (i, round) in m.rounds.iter().enumerate() {
-        let p = format!("/rounds/{i}");
-        if round.number != i as u32 + 1 {
-            r.add(format!("{p}/number"), "round-numbers", format!("round {} is at position {}", round.number, i + 1));
+        round_rules(r, m, i, round);
+    }
+    history_rules(r, m);
+    status_rules(r, m);
+}
+
+/// One work item's rules: attempts, owned paths, role, dimension and round.
+fn item_rules(r: &mut Report<'_>, m: &Meta, i: usize, w: &WorkItem) {
+    let p = format!("/work_items/{i}");
+    if w.attempt > 2 {
+        r.add(format!("{p}/attempt"), "attempt-limit", format!("attempt {} (never 3 or more)", w.attempt));
+    }
+    if w.status == ItemStatus::Running && w.attempt == 0 {
+        r.add(format!("{p}/attempt"), "attempt-limit", "a running item has attempt 1 or 2");
+    }
+    for (j, path) in w.output_paths.iter().enumerate() {
+        if !inside(path) {
+            r.add(format!("{p}/output_paths/{j}"), "path-escape", format!("`{path}` is not a path inside RUN_ROOT"));
         }
-        for path in [&round.draft_path, &round.eval_path, &round.feedback_path].into_iter().flatten() {
-            if !inside(path) {
-                r.add(p.clone(), "path-escape", format!("`{path}` is not a path inside RUN_ROOT"));
+    }
+    if w.output_paths != owned_paths(w) {
+        r.add(
+            format!("{p}/output_paths"),
+            "ownership",
+            format!("a {:?} item in state {:?} owns exactly {:?}", w.role, w.status, owned_paths(w)),
+        );
+    }
+    if w.status == ItemStatus::Partial && w.role != Role::Scout {
+        r.add(format!("{p}/status"), "partial-scout", "only Scout items can be partial");
+    }
+    match (w.role, &w.dimension) {
+        (Role::Scout, None) => r.add(format!("{p}/dimension"), "scout-dimension", "a Scout item names its dimension"),
+        (Role::Scout, Some(d)) => {
+            let selected =
+                m.rounds.iter().find(|x| x.number == w.round).is_some_and(|x| x.researched_dimensions.contains(d));
+            if !selected {
+                r.add(format!("{p}/dimension"), "scout-dimension", format!("round {} did not select `{d}`", w.round));
             }
         }
-        for d in &round.researched_dimensions {
-            let n = m
-                .work_items
-                .iter()
-                .filter(|w| w.role == Role::Scout && w.round == round.number && w.dimension.as_ref() == Some(d))
-                .count();
+        (_, Some(_)) => r.add(format!("{p}/dimension"), "scout-dimension", "only Scout items name a dimension"),
+        _ => {}
+    }
+    if w.role == Role::Planner && w.round != 0 {
+        r.add(format!("{p}/round"), "planner-round", "the Planner works in round 0");
+    }
+    if w.role != Role::Planner && !m.rounds.iter().any(|x| x.number == w.round) {
+        r.add(format!("{p}/round"), "item-round", format!("round {} does not exist", w.round));
+    }
+}
+
+/// One round's rules: its number, paths, Scouts, verdict and completion record.
+fn round_rules(r: &mut Report<'_>, m: &Meta, i: usize, round: &Round) {
+    let p = format!("/rounds/{i}");
+    if round.number != i as u32 + 1 {
+        r.add(format!("{p}/number"), "round-numbers", format!("round {} is at position {}", round.number, i + 1));
+    }
+    for path in [&round.draft_path, &round.eval_path, &round.feedback_path].into_iter().flatten() {
+        if !inside(path) {
+            r.add(p.clone(), "path-escape", format!("`{path}` is not a path inside RUN_ROOT"));
+        }
+    }
+    for d in &round.researched_dimensions {
+        let n = m
+            .work_items
+            .iter()
+            .filter(|w| w.role == Role::Scout && w.round == round.number && w.dimension.as_ref() == Some(d))
+            .count();
+        if n != 1 {
+            r.add(
+                format!("{p}/researched_dimensions"),
+                "one-scout-per-dimension",
+                format!("dimension `{d}` has {n} Scout items in round {}", round.number),
+            );
+        }
+    }
+    if !matches!(round.verdict.as_str(), "pending" | "PASS" | "REVISE" | "RESEARCH" | "REJECT") {
+        r.add(
+            format!("{p}/verdict"),
+            "round-record",
+            format!("verdict `{}` is not pending, PASS, REVISE, RESEARCH or REJECT", round.verdict),
+        );
+    }
+    if round.status == RoundStatus::Completed
+        && (round.eval_path.is_none() || round.feedback_path.is_none() || round.draft_path.is_none())
+    {
+        r.add(p.clone(), "round-record", "a completed round records its draft, eval and feedback paths");
+    }
+    if round.status == RoundStatus::Completed {
+        for role in [Role::Writer, Role::Evaluator] {
+            let n = m.work_items.iter().filter(|w| w.role == role && w.round == round.number).count();
             if n != 1 {
                 r.add(
-                    format!("{p}/researched_dimensions"),
-                    "one-scout-per-dimension",
-                    format!("dimension `{d}` has {n} Scout items in round {}", round.number),
+                    p.clone(),
+                    "one-writer-evaluator",
+                    format!("completed round {} has {n} {role:?} items (exactly one)", round.number),
                 );
             }
         }
-        if !matches!(round.verdict.as_str(), "pending" | "PASS" | "REVISE" | "RESEARCH" | "REJECT") {
-            r.add(
-                format!("{p}/verdict"),
-                "round-record",
-                format!("verdict `{}` is not pending, PASS, REVISE, RESEARCH or REJECT", round.verdict),
-            );
-        }
-        if round.status == RoundStatus::Completed
-            && (round.eval_path.is_none() || round.feedback_path.is_none() || round.draft_path.is_none())
-        {
-            r.add(p.clone(), "round-record", "a completed round records its draft, eval and feedback paths");
-        }
-        if round.status == RoundStatus::Completed {
-            for role in [Role::Writer, Role::Evaluator] {
-                let n = m.work_items.iter().filter(|w| w.role == role && w.round == round.number).count();
-                if n != 1 {
-                    r.add(
-                        p.clone(),
-                        "one-writer-evaluator",
-                        format!("completed round {} has {n} {role:?} items (exactly one)", round.number),
-                    );
-                }
-            }
-            if round.score.is_none() || round.verdict == "pending" {
-                r.add(p.clone(), "round-record", "a completed round records its score and verdict");
-            }
+        if round.score.is_none() || round.verdict == "pending" {
+            r.add(p.clone(), "round-record", "a completed round records its score and verdict");
         }
     }
+}
+
+/// The rounds as a history: how many, and REJECT absorbing.
+fn history_rules(r: &mut Report<'_>, m: &Meta) {
     if m.rounds.len() > m.max_rounds as usize {
         r.add("/rounds", "max-rounds", format!("{} rounds, at most max_rounds {}", m.rounds.len(), m.max_rounds));
     }
@@ -331,6 +337,10 @@ fn meta_rules(r: &mut Report<'_>, m: &Meta) {
             r.add("/status", "reject-absorbing", "a REJECT fails the run");
         }
     }
+}
+
+/// The best round and the run's status against the rounds and items.
+fn status_rules(r: &mut Report<'_>, m: &Meta) {
     // Best.
     let expected = select_best(&m.rounds);
     if m.best != expected {
@@ -386,14 +396,7 @@ fn meta_rules(r: &mut Report<'_>, m: &Meta) {
 pub fn validate_run(root: &Path) -> Vec<Violation> {
     let meta_text = match std::fs::read_to_string(root.join("meta.json")) {
         Ok(t) => t,
-        Err(e) => {
-            return vec![Violation {
-                file: "meta.json".into(),
-                pointer: String::new(),
-                rule: "missing".into(),
-                message: e.to_string(),
-            }];
-        }
+        Err(e) => return vec![missing("meta.json", e.to_string())],
     };
     let (meta, mut out) = check_meta("meta.json", &meta_text);
     let Some(meta) = meta else { return out };
@@ -402,6 +405,22 @@ pub fn validate_run(root: &Path) -> Vec<Violation> {
         return out;
     }
     let read = |p: &str| std::fs::read_to_string(root.join(p)).ok();
+    let spec = run_spec(&meta, &read, &mut out);
+    let evidence = run_evidence(&meta, spec.as_ref(), &read, &mut out);
+    for round in &meta.rounds {
+        round_artifacts(&meta, round, spec.as_ref(), &evidence, &read, &mut out);
+    }
+    run_reports(root, &meta, &mut out);
+    out
+}
+
+/// A file the run records that is not there.
+fn missing(file: &str, message: impl Into<String>) -> Violation {
+    Violation { file: file.into(), pointer: String::new(), rule: "missing".into(), message: message.into() }
+}
+
+/// The run's spec, checked, and its pass threshold against meta's.
+fn run_spec(meta: &Meta, read: &dyn Fn(&str) -> Option<String>, out: &mut Vec<Violation>) -> Option<Spec> {
     let planner_done = meta.work_items.iter().any(|w| w.role == Role::Planner && w.status == ItemStatus::Completed);
     let spec: Option<Spec> = match read("spec.json") {
         Some(text) => {
@@ -410,12 +429,7 @@ pub fn validate_run(root: &Path) -> Vec<Violation> {
             spec
         }
         None if planner_done => {
-            out.push(Violation {
-                file: "spec.json".into(),
-                pointer: String::new(),
-                rule: "missing".into(),
-                message: "the Planner completed but spec.json is missing".into(),
-            });
+            out.push(missing("spec.json", "the Planner completed but spec.json is missing"));
             None
         }
         None => None,
@@ -434,6 +448,17 @@ pub fn validate_run(root: &Path) -> Vec<Violation> {
             ),
         });
     }
+    spec
+}
+
+/// The evidence of every completed or partial Scout item, checked against
+/// its item, by dimension.
+fn run_evidence(
+    meta: &Meta,
+    spec: Option<&Spec>,
+    read: &dyn Fn(&str) -> Option<String>,
+    out: &mut Vec<Violation>,
+) -> BTreeMap<String, Evidence> {
     let mut evidence: BTreeMap<String, Evidence> = BTreeMap::new();
     for w in meta
         .work_items
@@ -441,116 +466,108 @@ pub fn validate_run(root: &Path) -> Vec<Violation> {
         .filter(|w| w.role == Role::Scout && matches!(w.status, ItemStatus::Completed | ItemStatus::Partial))
     {
         let path = &w.output_paths[0];
-        match read(path) {
-            None => out.push(Violation {
+        let Some(text) = read(path) else {
+            out.push(missing(path, format!("Scout item `{}` is {:?} but its evidence is missing", w.id, w.status)));
+            continue;
+        };
+        let (ev, v) = check_evidence(path, &text, &EvidenceContext { spec, ..Default::default() });
+        out.extend(v);
+        let Some(ev) = ev else { continue };
+        if ev.round != w.round {
+            out.push(Violation {
                 file: path.clone(),
-                pointer: String::new(),
-                rule: "missing".into(),
-                message: format!("Scout item `{}` is {:?} but its evidence is missing", w.id, w.status),
-            }),
+                pointer: "/round".into(),
+                rule: "evidence-round".into(),
+                message: format!("evidence of round {}, but its Scout item is of round {}", ev.round, w.round),
+            });
+        }
+        let partial = ev.status == crate::artifacts::EvidenceStatus::Partial;
+        if partial != (w.status == ItemStatus::Partial) {
+            out.push(Violation {
+                file: "meta.json".into(),
+                pointer: format!("/work_items/{}", w.id),
+                rule: "partial-scout".into(),
+                message: "item status and evidence status disagree".into(),
+            });
+        }
+        evidence.insert(ev.dimension.clone(), ev);
+    }
+    evidence
+}
+
+/// One round's draft, eval and feedback, each checked, and the eval against
+/// what meta records of the round.
+fn round_artifacts(
+    meta: &Meta,
+    round: &Round,
+    spec: Option<&Spec>,
+    evidence: &BTreeMap<String, Evidence>,
+    read: &dyn Fn(&str) -> Option<String>,
+    out: &mut Vec<Violation>,
+) {
+    if let Some(d) = &round.draft_path {
+        match read(d) {
+            None => out.push(missing(d, "recorded draft is missing")),
+            Some(text) => out.extend(check_draft(d, &text, evidence)),
+        }
+    }
+    let mut eval: Option<Eval> = None;
+    if let Some(e) = &round.eval_path {
+        match read(e) {
+            None => out.push(missing(e, "recorded eval is missing")),
             Some(text) => {
-                let (ev, v) =
-                    check_evidence(path, &text, &EvidenceContext { spec: spec.as_ref(), ..Default::default() });
+                let (ev, v) = check_eval(e, &text, spec);
                 out.extend(v);
-                if let Some(ev) = ev {
-                    if ev.round != w.round {
-                        out.push(Violation {
-                            file: path.clone(),
-                            pointer: "/round".into(),
-                            rule: "evidence-round".into(),
-                            message: format!(
-                                "evidence of round {}, but its Scout item is of round {}",
-                                ev.round, w.round
-                            ),
-                        });
-                    }
-                    let partial = ev.status == crate::artifacts::EvidenceStatus::Partial;
-                    if partial != (w.status == ItemStatus::Partial) {
-                        out.push(Violation {
-                            file: "meta.json".into(),
-                            pointer: format!("/work_items/{}", w.id),
-                            rule: "partial-scout".into(),
-                            message: "item status and evidence status disagree".into(),
-                        });
-                    }
-                    evidence.insert(ev.dimension.clone(), ev);
+                if let Some(ev) = &ev {
+                    eval_record(meta, round, e, ev, out);
                 }
+                eval = ev;
             }
         }
     }
-    for round in &meta.rounds {
-        if let Some(d) = &round.draft_path {
-            match read(d) {
-                None => out.push(Violation {
-                    file: d.clone(),
-                    pointer: String::new(),
-                    rule: "missing".into(),
-                    message: "recorded draft is missing".into(),
-                }),
-                Some(text) => out.extend(check_draft(d, &text, &evidence)),
-            }
-        }
-        let mut eval: Option<Eval> = None;
-        if let Some(e) = &round.eval_path {
-            match read(e) {
-                None => out.push(Violation {
-                    file: e.clone(),
-                    pointer: String::new(),
-                    rule: "missing".into(),
-                    message: "recorded eval is missing".into(),
-                }),
-                Some(text) => {
-                    let (ev, v) = check_eval(e, &text, spec.as_ref());
-                    out.extend(v);
-                    if let Some(ev) = &ev {
-                        if ev.round != round.number {
-                            out.push(Violation {
-                                file: e.clone(),
-                                pointer: "/round".into(),
-                                rule: "round-record".into(),
-                                message: format!("eval of round {}, recorded in round {}", ev.round, round.number),
-                            });
-                        }
-                        let verdict = serde_json::to_value(ev.verdict)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                            .unwrap_or_default();
-                        if round.verdict != verdict || round.score != Some(ev.overall_score) {
-                            out.push(Violation {
-                                file: "meta.json".into(),
-                                pointer: format!("/rounds/{}", round.number - 1),
-                                rule: "round-record".into(),
-                                message: format!(
-                                    "round {} records {} / {:?}, its eval says {verdict} / {}",
-                                    round.number, round.verdict, round.score, ev.overall_score
-                                ),
-                            });
-                        }
-                        if ev.verdict == Verdict::Reject && meta.status != RunStatus::Failed {
-                            out.push(Violation {
-                                file: "meta.json".into(),
-                                pointer: "/status".into(),
-                                rule: "reject-absorbing".into(),
-                                message: "a validated REJECT fails the run".into(),
-                            });
-                        }
-                    }
-                    eval = ev;
-                }
-            }
-        }
-        if let Some(f) = &round.feedback_path {
-            match read(f) {
-                None => out.push(Violation {
-                    file: f.clone(),
-                    pointer: String::new(),
-                    rule: "missing".into(),
-                    message: "recorded feedback is missing".into(),
-                }),
-                Some(text) => out.extend(check_feedback(f, &text, eval.as_ref())),
-            }
+    if let Some(f) = &round.feedback_path {
+        match read(f) {
+            None => out.push(missing(f, "recorded feedback is missing")),
+            Some(text) => out.extend(check_feedback(f, &text, eval.as_ref())),
         }
     }
+}
+
+/// An eval against its round's record in meta, and a REJECT against the run's status.
+fn eval_record(meta: &Meta, round: &Round, path: &str, ev: &Eval, out: &mut Vec<Violation>) {
+    if ev.round != round.number {
+        out.push(Violation {
+            file: path.into(),
+            pointer: "/round".into(),
+            rule: "round-record".into(),
+            message: format!("eval of round {}, recorded in round {}", ev.round, round.number),
+        });
+    }
+    let verdict =
+        serde_json::to_value(ev.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    if round.verdict != verdict || round.score != Some(ev.overall_score) {
+        out.push(Violation {
+            file: "meta.json".into(),
+            pointer: format!("/rounds/{}", round.number - 1),
+            rule: "round-record".into(),
+            message: format!(
+                "round {} records {} / {:?}, its eval says {verdict} / {}",
+                round.number, round.verdict, round.score, ev.overall_score
+            ),
+        });
+    }
+    if ev.verdict == Verdict::Reject && meta.status != RunStatus::Failed {
+        out.push(Violation {
+            file: "meta.json".into(),
+            pointer: "/status".into(),
+            rule: "reject-absorbing".into(),
+            message: "a validated REJECT fails the run".into(),
+        });
+    }
+}
+
+/// The final and best reports against the run's status and its best draft.
+fn run_reports(root: &Path, meta: &Meta, out: &mut Vec<Violation>) {
     let best_text = meta.best.as_ref().and_then(|b| std::fs::read(root.join(&b.draft_path)).ok());
     let final_report = std::fs::read(root.join("final_report.md")).ok();
     let best_report = std::fs::read(root.join("best_report.md")).ok();
@@ -585,5 +602,4 @@ pub fn validate_run(root: &Path) -> Vec<Violation> {
             }
         }
     }
-    out
 }

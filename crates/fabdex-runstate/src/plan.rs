@@ -88,25 +88,42 @@ fn output_error(root: &Path, item: &WorkItem, spec: Option<&Spec>) -> Result<Opt
 
 /// The plan for a run folder.
 pub fn plan(root: &Path) -> Plan {
+    let meta = match trusted_meta(root) {
+        Ok(meta) => meta,
+        Err(plan) => return plan,
+    };
+    let spec = std::fs::read_to_string(root.join("spec.json")).ok().and_then(|t| check_spec("spec.json", &t).0);
     let mut actions = Vec::new();
+    if reconcile_running(root, &meta, spec.as_ref(), &mut actions) {
+        actions.push(Action::Checkpoint { step: "set status failed and phase finalized; spawn nothing".into() });
+        return Plan { actions };
+    }
+    next_phase(&meta, &mut actions);
+    let _ = Phase::Planning;
+    Plan { actions }
+}
+
+/// meta.json parsed and safe to act on, or the plan that stops (or reports
+/// a terminal run's outcome) instead.
+fn trusted_meta(root: &Path) -> Result<Meta, Plan> {
     let Ok(text) = std::fs::read_to_string(root.join("meta.json")) else {
-        return Plan { actions: vec![Action::Stop { reason: "meta.json is missing".into() }] };
+        return Err(Plan { actions: vec![Action::Stop { reason: "meta.json is missing".into() }] });
     };
     let (meta, violations) = check_meta("meta.json", &text);
     let Some(meta) = meta else {
-        return Plan {
+        return Err(Plan {
             actions: vec![Action::Stop {
                 reason: violations.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("; "),
             }],
-        };
+        });
     };
     let escaping: Vec<String> = violations.iter().filter(|v| v.rule == "path-escape").map(|v| v.to_string()).collect();
     if !escaping.is_empty() {
-        return Plan {
+        return Err(Plan {
             actions: vec![Action::Stop {
                 reason: format!("malformed or escaping paths, not repaired: {}", escaping.join("; ")),
             }],
-        };
+        });
     }
     if meta.status.terminal() {
         let report = match meta.status {
@@ -114,13 +131,18 @@ pub fn plan(root: &Path) -> Plan {
             RunStatus::Exhausted => Some(root.join("best_report.md").display().to_string()),
             _ => None,
         };
-        return Plan { actions: vec![Action::Outcome { status: meta.status, report }] };
+        return Err(Plan { actions: vec![Action::Outcome { status: meta.status, report }] });
     }
-    let spec = std::fs::read_to_string(root.join("spec.json")).ok().and_then(|t| check_spec("spec.json", &t).0);
+    Ok(meta)
+}
+
+/// The stale running items, artifact first: promote or reconcile what
+/// validates, reset what may be retried, fail what may not. True if one failed.
+fn reconcile_running(root: &Path, meta: &Meta, spec: Option<&Spec>, actions: &mut Vec<Action>) -> bool {
     // Stale running items first: artifact first, never respawn what validates.
     let mut failed = false;
     for item in meta.work_items.iter().filter(|w| w.status == ItemStatus::Running) {
-        match output_error(root, item, spec.as_ref()) {
+        match output_error(root, item, spec) {
             Ok(status) => {
                 let status =
                     if status == Some(EvidenceStatus::Partial) { ItemStatus::Partial } else { ItemStatus::Completed };
@@ -142,21 +164,31 @@ pub fn plan(root: &Path) -> Plan {
             }
         }
     }
-    if failed {
-        actions.push(Action::Checkpoint { step: "set status failed and phase finalized; spawn nothing".into() });
-        return Plan { actions };
-    }
-    let reconciled: Vec<&str> = actions
+    failed
+}
+
+/// The earliest incomplete phase (Planner, Scouts, Writer, Evaluator,
+/// Decide) as actions, given what reconciling already planned.
+fn next_phase(meta: &Meta, actions: &mut Vec<Action>) {
+    // Owned, so that the state of an item does not borrow the actions it adds to.
+    let reconciled: Vec<String> = actions
         .iter()
         .filter_map(|a| match a {
-            Action::Promote { work_item, .. } | Action::Reconcile { work_item, .. } => Some(work_item.as_str()),
+            Action::Promote { work_item, .. } | Action::Reconcile { work_item, .. } => Some(work_item.clone()),
+            _ => None,
+        })
+        .collect();
+    let reset: Vec<String> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Reset { work_item, .. } => Some(work_item.clone()),
             _ => None,
         })
         .collect();
     let state = |w: &WorkItem| -> ItemStatus {
-        if reconciled.contains(&w.id.as_str()) {
+        if reconciled.contains(&w.id) {
             ItemStatus::Completed
-        } else if actions.iter().any(|a| matches!(a, Action::Reset { work_item, .. } if *work_item == w.id)) {
+        } else if reset.contains(&w.id) {
             ItemStatus::Pending
         } else {
             w.status
@@ -170,7 +202,7 @@ pub fn plan(root: &Path) -> Plan {
                 w.id, w.attempt
             ),
         });
-        return Plan { actions };
+        return;
     }
     // Never a third attempt: an item whose two attempts are used up fails the run.
     if let Some(w) = meta.work_items.iter().find(|w| state(w) == ItemStatus::Pending && w.attempt >= 2) {
@@ -179,7 +211,7 @@ pub fn plan(root: &Path) -> Plan {
             error: w.error.clone().unwrap_or_else(|| "both attempts used; no third attempt".into()),
         });
         actions.push(Action::Checkpoint { step: "set status failed and phase finalized; spawn nothing".into() });
-        return Plan { actions };
+        return;
     }
     let spawn = |w: &WorkItem| Action::Spawn {
         role: w.role,
@@ -192,11 +224,11 @@ pub fn plan(root: &Path) -> Plan {
     let planner = meta.work_items.iter().find(|w| w.role == Role::Planner);
     if let Some(p) = planner.filter(|p| !done(state(p))) {
         actions.push(spawn(p));
-        return Plan { actions };
+        return;
     }
     if meta.rounds.is_empty() {
         actions.push(Action::Checkpoint { step: "copy spec.successCriteria.passThreshold to meta.pass_threshold, create round 1 with a Scout item per spec dimension, phase researching".into() });
-        return Plan { actions };
+        return;
     }
     let round = meta.round;
     let scouts: Vec<&WorkItem> = meta.work_items.iter().filter(|w| w.role == Role::Scout && w.round == round).collect();
@@ -206,23 +238,35 @@ pub fn plan(root: &Path) -> Plan {
         for w in pending_scouts.into_iter().take(3usize.saturating_sub(running)) {
             actions.push(spawn(w));
         }
-        return Plan { actions };
+        return;
     }
     if scouts.iter().any(|w| state(w) == ItemStatus::Running) {
         actions.push(Action::Checkpoint { step: "wait for the running Scouts".into() });
-        return Plan { actions };
+        return;
     }
+    writer_and_evaluator(meta, &state, &spawn, actions);
+}
+
+/// The round's Writer, then its Evaluator, then the decision.
+fn writer_and_evaluator(
+    meta: &Meta,
+    state: &dyn Fn(&WorkItem) -> ItemStatus,
+    spawn: &dyn Fn(&WorkItem) -> Action,
+    actions: &mut Vec<Action>,
+) {
+    let round = meta.round;
+    let done = |s: ItemStatus| matches!(s, ItemStatus::Completed | ItemStatus::Partial);
     let writer = meta.work_items.iter().find(|w| w.role == Role::Writer && w.round == round);
     match writer {
         None => {
             actions.push(Action::Checkpoint {
                 step: format!("phase writing: append a pending Writer item for round {round}"),
             });
-            return Plan { actions };
+            return;
         }
         Some(w) if !done(state(w)) => {
             actions.push(spawn(w));
-            return Plan { actions };
+            return;
         }
         Some(_) => {}
     }
@@ -243,8 +287,6 @@ pub fn plan(root: &Path) -> Plan {
             });
         }
     }
-    let _ = Phase::Planning;
-    Plan { actions }
 }
 
 /// Perform the plan's state-only transitions, write meta.json atomically and
