@@ -391,22 +391,7 @@ fn circles_of_any_length_are_found_and_chains_are_not() {
 /// named steps. The list may only shrink: a function not on it may not
 /// pass 100 lines, one on it may not grow, and one that got short must
 /// leave the list.
-const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
-    ("crates/fabdex-md/src/lib.rs", "extract_with_split", 271),
-    ("crates/fabdex-ts/src/infer.rs", "schema_at", 228),
-    ("crates/fabdex-ts/src/program.rs", "infer_result", 214),
-    ("crates/fabdex-index/src/build/mod.rs", "build", 159),
-    ("crates/fabdex-index/src/build/write.rs", "write_snapshot", 142),
-    ("crates/fabdex-ts/src/schema.rs", "type_ref", 139),
-    ("crates/fabdex-ts/src/schema.rs", "union", 138),
-    ("crates/fabdex-query/src/pattern_read.rs", "read_pattern", 132),
-    ("crates/fabdex-index/src/patterns.rs", "published_row", 131),
-    ("crates/fabdex-ts/src/extract.rs", "collect_exports", 129),
-    ("crates/fabdex-ts/src/program.rs", "mark_wrapper_tier", 118),
-    ("crates/fabdex-index/src/incremental.rs", "plan", 116),
-    ("crates/fabdex-index/src/patterns.rs", "assemble", 108),
-    ("crates/fabdex-ts/src/schema.rs", "ty", 103),
-];
+const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[];
 
 /// The functions of a file's production code, each as its name and its
 /// length in lines (signature to closing brace, which sits at the

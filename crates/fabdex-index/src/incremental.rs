@@ -102,6 +102,29 @@ pub fn plan(
     if full {
         return Err("asked for (--full)".into());
     }
+    let (id, previous) = previous_snapshot(layout, config)?;
+    let mut report = IncrementalReport { from_snapshot: id, ..IncrementalReport::default() };
+    let (mut files, mut kept) = file_matches(&previous, docs, &mut report);
+    let unit_rows = unit_matches(&previous, docs, units, &mut files, &mut kept);
+    let gone: Vec<u32> = (0..previous.docs.files.len() as u32).filter(|&p| !kept[p as usize]).collect();
+    let gone_units: u64 = gone.iter().map(|&p| previous.file_units(p).len() as u64).sum();
+    let deleted = gone_units + previous.search_deletions().map_err(|e| format!("{e:#}"))?.map_or(0, |d| d.docs());
+    if deleted as f64 > DELETED_LIMIT * units.len() as f64 {
+        return Err(format!(
+            "{deleted} deleted search documents would pass {}% of the {} live ones",
+            DELETED_LIMIT * 100.0,
+            units.len()
+        ));
+    }
+    report.units_deleted = gone_units;
+    report.units_added = unit_rows.iter().filter(|u| u.is_none()).count() as u64;
+    Ok(Carry { previous, files, units: unit_rows, gone, report })
+}
+
+/// The published snapshot, if an update may start from it: same roots,
+/// same Markdown extractor, intact search index and semantic models, and
+/// room for another search segment.
+fn previous_snapshot(layout: &IndexLayout, config: &Config) -> Result<(String, Snapshot), String> {
     let id = layout.current_id().ok_or("no snapshot was published")?;
     let previous = Snapshot::open_dir(&layout.snapshot(&id))
         .map_err(|e| format!("the published snapshot does not open: {e:#}"))?;
@@ -134,6 +157,17 @@ pub fn plan(
     if segments >= SEGMENT_LIMIT {
         return Err(format!("the search index has {segments} segments, the most an update adds to"));
     }
+    Ok((id, previous))
+}
+
+/// Each new file's row in the previous snapshot when its digest is the same
+/// (else none), which previous files are kept, and the edited, added and
+/// removed counts.
+fn file_matches(
+    previous: &Snapshot,
+    docs: &DocsTable,
+    report: &mut IncrementalReport,
+) -> (Vec<Option<u32>>, Vec<bool>) {
     let before: HashMap<(&str, &str), (u32, &str)> = previous
         .docs
         .files
@@ -143,7 +177,6 @@ pub fn plan(
         .collect();
     let mut files = Vec::with_capacity(docs.files.len());
     let mut kept = vec![false; previous.docs.files.len()];
-    let mut report = IncrementalReport { from_snapshot: id, ..IncrementalReport::default() };
     for f in &docs.files {
         match before.get(&(f.root.as_str(), f.path.as_str())) {
             Some((p, digest)) if *digest == f.digest => {
@@ -161,15 +194,26 @@ pub fn plan(
         }
     }
     report.files_removed = previous.docs.files.len() as u64 + report.files_added - docs.files.len() as u64;
+    (files, kept)
+}
+
+/// Each unit's row in the previous snapshot, found by key in a carried file.
+/// A carried file's units are all found by key, and it has as many as
+/// before; were it not so, the file is treated as edited rather than
+/// trusted in part (a unit left over would stay in the search index).
+fn unit_matches(
+    previous: &Snapshot,
+    docs: &DocsTable,
+    units: &[Unit],
+    files: &mut [Option<u32>],
+    kept: &mut [bool],
+) -> Vec<Option<u32>> {
     let mut unit_rows: Vec<Option<u32>> = units
         .iter()
         .map(|u| {
             files[docs.sections[u.section as usize].file as usize].and(previous.docs.unit_of_key(unit_key(&u.address)))
         })
         .collect();
-    // A carried file's units are all found by key, and it has as many as
-    // before; were it not so, the file is treated as edited rather than
-    // trusted in part (a unit left over would stay in the search index).
     let mut unit_counts = vec![0usize; docs.files.len()];
     for unit in units {
         unit_counts[docs.sections[unit.section as usize].file as usize] += 1;
@@ -194,17 +238,5 @@ pub fn plan(
             unit_rows[u] = None;
         }
     }
-    let gone: Vec<u32> = (0..previous.docs.files.len() as u32).filter(|&p| !kept[p as usize]).collect();
-    let gone_units: u64 = gone.iter().map(|&p| previous.file_units(p).len() as u64).sum();
-    let deleted = gone_units + previous.search_deletions().map_err(|e| format!("{e:#}"))?.map_or(0, |d| d.docs());
-    if deleted as f64 > DELETED_LIMIT * units.len() as f64 {
-        return Err(format!(
-            "{deleted} deleted search documents would pass {}% of the {} live ones",
-            DELETED_LIMIT * 100.0,
-            units.len()
-        ));
-    }
-    report.units_deleted = gone_units;
-    report.units_added = unit_rows.iter().filter(|u| u.is_none()).count() as u64;
-    Ok(Carry { previous, files, units: unit_rows, gone, report })
+    unit_rows
 }

@@ -282,50 +282,20 @@ pub(crate) fn assemble(
     let declarations = std::cell::OnceCell::new();
     let declarations = || declarations.get_or_init(parse_types).as_slice();
     let mut ids: HashMap<String, String> = HashMap::new();
-    for Built { file, unresolved, program_files, contract, dependencies, description, hashtags, pattern_id, .. } in
-        built
-    {
-        let f = &files[file];
+    for b in built {
+        let f = &files[b.file];
         let root = &config.roots[f.candidate.root];
         let entry = format!("{}/{}", root.name, f.candidate.path);
-        if let Some(first) = ids.get(&pattern_id) {
+        if let Some(first) = ids.get(&b.pattern_id) {
             duplicates.push(Skipped {
                 root: root.name.clone(),
                 path: f.candidate.path.clone(),
-                reason: format!("program has the same pattern id `{pattern_id}` as {first} (indexed once)"),
+                reason: format!("program has the same pattern id `{}` as {first} (indexed once)", b.pattern_id),
             });
             continue;
         }
-        ids.insert(pattern_id.clone(), entry.clone());
-        let unresolved: Vec<String> =
-            unresolved.into_iter().map(|(spec, file)| format!("`{spec}` imported by {file}")).collect();
-        table.programs.push(ProgramRow {
-            identity: Identity {
-                status: IdentityStatus::Verified,
-                computed: Some(pattern_id.clone()),
-                reasons: vec![],
-            },
-            pattern_id,
-            aliases: vec![entry.clone(), f.candidate.path.clone()],
-            entry,
-            files: program_files,
-            unresolved_imports: unresolved,
-            agreement: SchemaAgreement {
-                argument: agreement(None, contract.argument_schema.as_ref()),
-                result: agreement(None, contract.result_schema.as_ref()),
-            },
-            contract,
-            scanned_dependencies: dependencies.clone(),
-            dependencies,
-            description,
-            hashtags,
-            origin: root.origin_label(),
-            source: ProgramOrigin::Tree { root: root.name.clone() },
-            has_source: true,
-            published: None,
-            dependents: vec![],
-            profile: Default::default(),
-        });
+        ids.insert(b.pattern_id.clone(), entry.clone());
+        table.programs.push(tree_row(root, &f.candidate.path, entry, b));
     }
     for (root_index, set) in published {
         let root = &config.roots[*root_index];
@@ -346,6 +316,37 @@ pub(crate) fn assemble(
     }
     fill_dependents(&mut table);
     (table, duplicates, keys)
+}
+
+/// The row of a source tree's program, verified by construction (its id is
+/// its content identity).
+fn tree_row(root: &crate::config::RootConfig, path: &str, entry: String, built: Built) -> ProgramRow {
+    let Built { unresolved, program_files, contract, dependencies, description, hashtags, pattern_id, .. } = built;
+    let unresolved: Vec<String> =
+        unresolved.into_iter().map(|(spec, file)| format!("`{spec}` imported by {file}")).collect();
+    ProgramRow {
+        identity: Identity { status: IdentityStatus::Verified, computed: Some(pattern_id.clone()), reasons: vec![] },
+        pattern_id,
+        aliases: vec![entry.clone(), path.to_string()],
+        entry,
+        files: program_files,
+        unresolved_imports: unresolved,
+        agreement: SchemaAgreement {
+            argument: agreement(None, contract.argument_schema.as_ref()),
+            result: agreement(None, contract.result_schema.as_ref()),
+        },
+        contract,
+        scanned_dependencies: dependencies.clone(),
+        dependencies,
+        description,
+        hashtags,
+        origin: root.origin_label(),
+        source: ProgramOrigin::Tree { root: root.name.clone() },
+        has_source: true,
+        published: None,
+        dependents: vec![],
+        profile: Default::default(),
+    }
 }
 
 /// Every indexed TS/TSX file's row.
@@ -403,78 +404,20 @@ fn published_row<'d>(
     let root = &config.roots[root_index];
     let record = &r.record;
     let id = &record.pattern_id;
-    let prefix = published_file_path(id, "");
-    let mut reasons = Vec::new();
-    let mut program_files_out = Vec::new();
-    let mut unresolved_out = Vec::new();
-    let mut contract = Contract {
-        argument_schema: None,
-        result_schema: None,
-        inferred: None,
-        notes: vec!["no source: the record has no program, so nothing was extracted".into()],
+    let read = match &record.program {
+        None => ReadProgram::missing(),
+        Some(program) => read_program(id, root_index, program, files, index, declarations, cache),
     };
-    let mut scanned = Vec::new();
-    let mut computed = None;
-    let mut cache_key = None;
-    let mut extracted_description = (None, Vec::new());
-    match &record.program {
-        None => reasons.push("the record has no program (source missing)".to_string()),
-        Some(program) => {
-            for f in &program.files {
-                if let Err(e) = fabdex_model::address::validate_relative_path(f.name.trim_start_matches('/')) {
-                    reasons.push(format!("file name `{}` is not usable: {e}", f.name.escape_debug()));
-                }
-            }
-            let main_key = published_file_path(id, &program.main);
-            let main = index.get(&(root_index, main_key.as_str())).copied();
-            // Every file of the record, main first, in the record's order.
-            let mut listed: Vec<ProgramFile> = program
-                .files
-                .iter()
-                .map(|f| ProgramFile {
-                    name: f.name.clone(),
-                    bytes: f.contents.len() as u64,
-                    digest: digest_text(&f.contents),
-                })
-                .collect();
-            if let Some(pos) =
-                listed.iter().position(|f| f.name.trim_start_matches('/') == program.main.trim_start_matches('/'))
-            {
-                let main_file = listed.remove(pos);
-                listed.insert(0, main_file);
-            }
-            match main {
-                None => {
-                    reasons.push(format!("main `{}` is not among the program's files", program.main));
-                    contract.notes = vec![format!("no contract: main `{}` is not among the files", program.main)];
-                }
-                Some(entry) => {
-                    let (order, unresolved) = closure(files, index, entry, |p| p.starts_with(&prefix));
-                    for (spec, file) in unresolved {
-                        let file = file.strip_prefix(&prefix).unwrap_or(&file).to_string();
-                        reasons.push(format!("`{spec}` imported by {file} resolves to no file of the program"));
-                        unresolved_out.push(format!("`{spec}` imported by {file}"));
-                    }
-                    let (computed, key) = contract_of(files, &order, declarations, cache);
-                    contract = computed;
-                    cache_key = Some(key);
-                    scanned = scanned_dependencies(files, &order);
-                    extracted_description = described(&contract, &files[entry]);
-                }
-            }
-            if reasons.is_empty() {
-                let id_now = program_id(program.main.trim_start_matches('/'), &normalized_names(&listed));
-                if &id_now != id {
-                    reasons.push(format!(
-                        "patternId `{id}` is not the content identity `{id_now}` of main and its {} files",
-                        listed.len()
-                    ));
-                }
-                computed = Some(id_now);
-            }
-            program_files_out = listed;
-        }
-    }
+    let ReadProgram {
+        reasons,
+        listed: program_files_out,
+        unresolved: unresolved_out,
+        contract,
+        scanned,
+        computed,
+        cache_key,
+        described: extracted_description,
+    } = read;
     let status = match (&computed, reasons.is_empty()) {
         (Some(_), true) => IdentityStatus::Verified,
         (Some(_), false) => IdentityStatus::Mismatch,
@@ -521,6 +464,108 @@ fn published_row<'d>(
         profile: Default::default(),
     };
     (row, cache_key)
+}
+
+/// What a published record's program gives once read: why its identity is
+/// not verified (if it is not), its files (main first), the imports that
+/// resolve to no file of it, its contract and scanned dependencies, the
+/// content identity computed, and the description and tags its source gives.
+struct ReadProgram {
+    reasons: Vec<String>,
+    listed: Vec<ProgramFile>,
+    unresolved: Vec<String>,
+    contract: Contract,
+    scanned: Vec<String>,
+    computed: Option<String>,
+    cache_key: Option<String>,
+    described: (Option<String>, Vec<String>),
+}
+
+impl ReadProgram {
+    /// A record published without its program.
+    fn missing() -> ReadProgram {
+        ReadProgram {
+            reasons: vec!["the record has no program (source missing)".to_string()],
+            listed: Vec::new(),
+            unresolved: Vec::new(),
+            contract: Contract {
+                argument_schema: None,
+                result_schema: None,
+                inferred: None,
+                notes: vec!["no source: the record has no program, so nothing was extracted".into()],
+            },
+            scanned: Vec::new(),
+            computed: None,
+            cache_key: None,
+            described: (None, Vec::new()),
+        }
+    }
+}
+
+/// Read a record's program: its file names checked, its main's import
+/// closure, contract and dependencies, and its content identity.
+fn read_program<'d>(
+    id: &str,
+    root_index: usize,
+    program: &fabdex_model::registry::Program,
+    files: &[TsFile],
+    index: &FileIndex<'_>,
+    declarations: impl FnOnce() -> &'d [Parsed],
+    cache: ContractCache<'_>,
+) -> ReadProgram {
+    let prefix = published_file_path(id, "");
+    let mut read = ReadProgram::missing();
+    read.reasons.clear();
+    for f in &program.files {
+        if let Err(e) = fabdex_model::address::validate_relative_path(f.name.trim_start_matches('/')) {
+            read.reasons.push(format!("file name `{}` is not usable: {e}", f.name.escape_debug()));
+        }
+    }
+    let main_key = published_file_path(id, &program.main);
+    let main = index.get(&(root_index, main_key.as_str())).copied();
+    // Every file of the record, main first, in the record's order.
+    let mut listed: Vec<ProgramFile> = program
+        .files
+        .iter()
+        .map(|f| ProgramFile { name: f.name.clone(), bytes: f.contents.len() as u64, digest: digest_text(&f.contents) })
+        .collect();
+    if let Some(pos) =
+        listed.iter().position(|f| f.name.trim_start_matches('/') == program.main.trim_start_matches('/'))
+    {
+        let main_file = listed.remove(pos);
+        listed.insert(0, main_file);
+    }
+    match main {
+        None => {
+            read.reasons.push(format!("main `{}` is not among the program's files", program.main));
+            read.contract.notes = vec![format!("no contract: main `{}` is not among the files", program.main)];
+        }
+        Some(entry) => {
+            let (order, unresolved) = closure(files, index, entry, |p| p.starts_with(&prefix));
+            for (spec, file) in unresolved {
+                let file = file.strip_prefix(&prefix).unwrap_or(&file).to_string();
+                read.reasons.push(format!("`{spec}` imported by {file} resolves to no file of the program"));
+                read.unresolved.push(format!("`{spec}` imported by {file}"));
+            }
+            let (computed, key) = contract_of(files, &order, declarations, cache);
+            read.contract = computed;
+            read.cache_key = Some(key);
+            read.scanned = scanned_dependencies(files, &order);
+            read.described = described(&read.contract, &files[entry]);
+        }
+    }
+    if read.reasons.is_empty() {
+        let id_now = program_id(program.main.trim_start_matches('/'), &normalized_names(&listed));
+        if id_now != id {
+            read.reasons.push(format!(
+                "patternId `{id}` is not the content identity `{id_now}` of main and its {} files",
+                listed.len()
+            ));
+        }
+        read.computed = Some(id_now);
+    }
+    read.listed = listed;
+    read
 }
 
 /// File names without a leading `/`, so `/main.tsx` and `main.tsx` are one identity.

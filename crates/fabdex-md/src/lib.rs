@@ -43,7 +43,26 @@ pub fn extract(text: &str) -> MdExtraction {
 pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
     let lines = LineIndex::new(text);
     let mut out = MdExtraction::default();
+    let body_start = read_front_matter(text, &mut out);
+    let mut scan = Scan::default();
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_FOOTNOTES;
+    for (event, range) in Parser::new_ext(&text[body_start..], options).into_offset_iter() {
+        let range = (range.start + body_start)..(range.end + body_start);
+        scan.event(event, range, text, &lines, &mut out.diagnostics);
+    }
+    cut_sections(text, body_start, split_chars, &lines, &scan.headings, &mut out);
+    if out.title.is_none() {
+        out.title =
+            ["title", "name"].iter().find_map(|k| out.metadata.get(*k).and_then(|v| v.as_str()).map(str::to_string));
+    }
+    assign_to_sections(scan, &mut out);
+    out
+}
 
+/// The front matter into `out` (a broken one recovered, with a diagnostic)
+/// and the leading comment; returns where the body starts.
+fn read_front_matter(text: &str, out: &mut MdExtraction) -> usize {
     let front = front_matter::split(text);
     let body_start = front.body_start;
     if let Some(result) = front.metadata {
@@ -57,42 +76,73 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
     }
     out.leading_comment = front_matter::leading_comment(&text[body_start..]);
 
-    let body = &text[body_start..];
-    let options =
-        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_FOOTNOTES;
+    out.leading_comment = front_matter::leading_comment(&text[body_start..]);
+    body_start
+}
 
-    let mut headings: Vec<Heading> = Vec::new();
-    let mut code_blocks: Vec<CodeBlock> = Vec::new();
-    let mut mentions: Vec<(usize, String)> = Vec::new();
-    let mut links: Vec<(usize, MdLink)> = Vec::new();
-    let mut html_anchors: Vec<(usize, String)> = Vec::new();
-    let mut table_definitions: Vec<(usize, String)> = Vec::new();
-    // Inside a table body row's first cell.
-    let mut in_table_head = false;
-    let mut cell_index: Option<usize> = None;
+/// What one pass over the body's events collects, and where in the
+/// document the pass is (inside a heading, a link, a code block, a table).
+#[derive(Default)]
+struct Scan {
+    headings: Vec<Heading>,
+    code_blocks: Vec<CodeBlock>,
+    mentions: Vec<(usize, String)>,
+    links: Vec<(usize, MdLink)>,
+    html_anchors: Vec<(usize, String)>,
+    table_definitions: Vec<(usize, String)>,
+    in_table_head: bool,
+    /// Inside a table body row's cell, by index.
+    cell_index: Option<usize>,
+    in_heading: Option<Heading>,
+    in_link: Option<(usize, MdLink)>,
+    in_code_block: bool,
+}
 
-    let mut in_heading: Option<Heading> = None;
-    let mut in_link: Option<(usize, MdLink)> = None;
-    let mut in_code_block = false;
+impl Scan {
+    fn event(
+        &mut self,
+        event: Event<'_>,
+        range: Range<usize>,
+        text: &str,
+        lines: &LineIndex,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) {
+        match event {
+            Event::Text(_)
+            | Event::Code(_)
+            | Event::Html(_)
+            | Event::InlineHtml(_)
+            | Event::SoftBreak
+            | Event::HardBreak => self.inline(event, range, lines),
+            _ => self.structure(event, range, text, lines, diagnostics),
+        }
+    }
 
-    for (event, range) in Parser::new_ext(body, options).into_offset_iter() {
-        let range = (range.start + body_start)..(range.end + body_start);
+    /// Headings, code blocks, tables and links opening and closing.
+    fn structure(
+        &mut self,
+        event: Event<'_>,
+        range: Range<usize>,
+        text: &str,
+        lines: &LineIndex,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) {
         match event {
             Event::Start(Tag::Heading { level, .. }) => {
-                in_heading = Some(Heading {
+                self.in_heading = Some(Heading {
                     start: lines.line_start_byte(range.start),
                     level: level as u8,
                     text: String::new(),
                 });
             }
             Event::End(TagEnd::Heading(_)) => {
-                if let Some(mut heading) = in_heading.take() {
+                if let Some(mut heading) = self.in_heading.take() {
                     heading.text = heading.text.trim().to_string();
-                    headings.push(heading);
+                    self.headings.push(heading);
                 }
             }
             Event::Start(Tag::CodeBlock(kind)) => {
-                in_code_block = true;
+                self.in_code_block = true;
                 let lang = match &kind {
                     CodeBlockKind::Fenced(info) => info
                         .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
@@ -102,11 +152,11 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                     CodeBlockKind::Indented => None,
                 };
                 if matches!(kind, CodeBlockKind::Fenced(_))
-                    && let Some(diag) = unclosed_fence(text, &range, &lines)
+                    && let Some(diag) = unclosed_fence(text, &range, lines)
                 {
-                    out.diagnostics.push(diag);
+                    diagnostics.push(diag);
                 }
-                code_blocks.push(CodeBlock {
+                self.code_blocks.push(CodeBlock {
                     lang,
                     line_start: lines.line_of(range.start),
                     line_end: lines.line_of(range.end.saturating_sub(1).max(range.start)),
@@ -114,18 +164,18 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                     byte_end: range.end as u64,
                 });
             }
-            Event::End(TagEnd::CodeBlock) => in_code_block = false,
-            Event::Start(Tag::TableHead) => in_table_head = true,
-            Event::End(TagEnd::TableHead) => in_table_head = false,
-            Event::Start(Tag::TableRow) => cell_index = None,
-            Event::Start(Tag::TableCell) => cell_index = Some(cell_index.map_or(0, |i| i + 1)),
+            Event::End(TagEnd::CodeBlock) => self.in_code_block = false,
+            Event::Start(Tag::TableHead) => self.in_table_head = true,
+            Event::End(TagEnd::TableHead) => self.in_table_head = false,
+            Event::Start(Tag::TableRow) => self.cell_index = None,
+            Event::Start(Tag::TableCell) => self.cell_index = Some(self.cell_index.map_or(0, |i| i + 1)),
             Event::Start(Tag::Link { link_type, dest_url, .. }) => {
                 let kind = match link_type {
                     LinkType::Inline => LinkKind::Inline,
                     LinkType::Autolink | LinkType::Email => LinkKind::Autolink,
                     _ => LinkKind::Reference,
                 };
-                in_link = Some((
+                self.in_link = Some((
                     range.start,
                     MdLink {
                         section: 0,
@@ -138,37 +188,45 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                 ));
             }
             Event::End(TagEnd::Link) => {
-                if let Some((at, mut link)) = in_link.take() {
+                if let Some((at, mut link)) = self.in_link.take() {
                     link.text = link.text.trim().to_string();
-                    links.push((at, link));
+                    self.links.push((at, link));
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// Text, code spans, HTML and line breaks: what headings and links read,
+    /// and the mentions, code-span links, table definitions and HTML anchors.
+    fn inline(&mut self, event: Event<'_>, range: Range<usize>, lines: &LineIndex) {
+        match event {
             Event::Text(t) => {
-                if in_code_block {
-                    continue;
+                if self.in_code_block {
+                    return;
                 }
-                if let Some(h) = in_heading.as_mut() {
+                if let Some(h) = self.in_heading.as_mut() {
                     h.text.push_str(&t);
                 }
-                if let Some((_, link)) = in_link.as_mut() {
+                if let Some((_, link)) = self.in_link.as_mut() {
                     link.text.push_str(&t);
                 }
             }
             Event::Code(code) => {
-                if !in_table_head && cell_index == Some(0) {
-                    table_definitions.push((range.start, code.trim().to_string()));
+                if !self.in_table_head && self.cell_index == Some(0) {
+                    self.table_definitions.push((range.start, code.trim().to_string()));
                 }
-                if let Some(h) = in_heading.as_mut() {
+                if let Some(h) = self.in_heading.as_mut() {
                     h.text.push_str(&code);
                 }
-                if let Some((_, link)) = in_link.as_mut() {
+                if let Some((_, link)) = self.in_link.as_mut() {
                     link.text.push_str(&code);
                 } else if let Some(span) = classify_code_span(&code) {
                     let (kind, dest, span_lines) = match span {
                         CodeSpanRef::Path(p) => (LinkKind::CodePath, p, None),
                         CodeSpanRef::FileSpan { path, start, end } => (LinkKind::FileSpan, path, Some((start, end))),
                     };
-                    links.push((
+                    self.links.push((
                         range.start,
                         MdLink {
                             section: 0,
@@ -180,24 +238,34 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
                         },
                     ));
                 }
-                mentions.push((range.start, code.trim().to_string()));
+                self.mentions.push((range.start, code.trim().to_string()));
             }
             Event::Html(html) | Event::InlineHtml(html) => {
-                html_anchors.extend(html_anchor_ids(&html).into_iter().map(|id| (range.start, id)));
+                self.html_anchors.extend(html_anchor_ids(&html).into_iter().map(|id| (range.start, id)));
             }
             Event::SoftBreak | Event::HardBreak => {
-                if let Some(h) = in_heading.as_mut() {
+                if let Some(h) = self.in_heading.as_mut() {
                     h.text.push(' ');
                 }
-                if let Some((_, link)) = in_link.as_mut() {
+                if let Some((_, link)) = self.in_link.as_mut() {
                     link.text.push(' ');
                 }
             }
             _ => {}
         }
     }
+}
 
-    // Section boundaries: an optional preamble, then one section per heading.
+/// The sections: an optional preamble, then one per heading, each with its
+/// anchor (GitHub's, duplicates numbered), parent, heading path and parts.
+fn cut_sections(
+    text: &str,
+    body_start: usize,
+    split_chars: usize,
+    lines: &LineIndex,
+    headings: &[Heading],
+    out: &mut MdExtraction,
+) {
     let mut starts: Vec<(usize, Option<usize>)> = Vec::new();
     let first_heading = headings.first().map_or(text.len(), |h| h.start);
     if text[body_start..first_heading].chars().any(|c| !c.is_whitespace()) {
@@ -264,11 +332,12 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
             html_anchors: Vec::new(),
         });
     }
-    if out.title.is_none() {
-        out.title =
-            ["title", "name"].iter().find_map(|k| out.metadata.get(*k).and_then(|v| v.as_str()).map(str::to_string));
-    }
+}
 
+/// Code blocks, mentions, links, table definitions and HTML anchors, each
+/// to the section it falls in.
+fn assign_to_sections(scan: Scan, out: &mut MdExtraction) {
+    let Scan { code_blocks, mentions, links, html_anchors, table_definitions, .. } = scan;
     let section_of = |byte: usize| out_section_index(&out.sections, byte);
     let assignments: Vec<(usize, CodeBlock)> =
         code_blocks.into_iter().map(|cb| (section_of(cb.byte_start as usize), cb)).collect();
@@ -309,7 +378,6 @@ pub fn extract_with_split(text: &str, split_chars: usize) -> MdExtraction {
         }
     }
     out.links = if out.sections.is_empty() { Vec::new() } else { link_rows };
-    out
 }
 
 /// `id`/`name` attributes of `<a>` tags in a piece of HTML.

@@ -128,20 +128,7 @@ impl Engine {
         max_chars: Option<u64>,
         max_line_chars: Option<u64>,
     ) -> Result<ReadEnvelope, QueryError> {
-        let max_chars = max_chars.unwrap_or(Limits::READ_DEFAULT_CHARS);
-        if max_chars == 0 || max_chars > Limits::READ_MAX_CHARS {
-            return Err(QueryError::InvalidArgument(format!(
-                "max_chars {max_chars} is out of range: it must be between 1 and {}",
-                Limits::READ_MAX_CHARS
-            )));
-        }
-        let max_line_chars = max_line_chars.unwrap_or(Limits::LINE_DEFAULT_CHARS);
-        if max_line_chars == 0 || max_line_chars > Limits::READ_MAX_CHARS {
-            return Err(QueryError::InvalidArgument(format!(
-                "max_line_chars {max_line_chars} is out of range: it must be between 1 and {}",
-                Limits::READ_MAX_CHARS
-            )));
-        }
+        let (max_chars, max_line_chars) = read_bounds(max_chars, max_line_chars)?;
         let p = self.program(&addr.pattern_id)?;
         if !p.has_source {
             return Err(QueryError::NotFound(format!(
@@ -149,21 +136,7 @@ impl Engine {
                 p.pattern_id
             )));
         }
-        let file = match &addr.path {
-            None => p.files.first().ok_or_else(|| {
-                QueryError::NotFound(format!("pattern `{}` has a program with no files", p.pattern_id))
-            })?,
-            Some(path) => p.file(path).ok_or_else(|| {
-                let names: Vec<&str> = p.files.iter().map(|f| f.name.trim_start_matches('/')).collect();
-                QueryError::NotFound(format!(
-                    "`{path}` is not a file of pattern `{}` (its {} files: {}){}",
-                    p.pattern_id,
-                    names.len(),
-                    names.iter().take(20).map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
-                    suggest(path, names.iter().copied(), "")
-                ))
-            })?,
-        };
+        let file = addressed_file(p, addr)?;
         let bytes = self.snap.blobs.get(&file.digest).map_err(|e| QueryError::Corrupt(format!("{e:#}")))?;
         let text = String::from_utf8(bytes)
             .map_err(|_| QueryError::Corrupt(format!("blob {} of `{}` is not UTF-8", file.digest, file.name)))?;
@@ -173,6 +146,58 @@ impl Engine {
             .filter(|&i| i < text.len())
             .collect();
         let total_lines = line_starts.len().max(1) as u32;
+        let range = self.line_range(p, file, name, addr, total_lines)?;
+        let (first_line, byte_start, byte_end) = match range {
+            None => (1, 0, text.len()),
+            Some((a, b)) => {
+                let start = line_starts.get(a as usize - 1).copied().unwrap_or(text.len());
+                let end = line_starts.get(b as usize).copied().unwrap_or(text.len());
+                (a, start, end)
+            }
+        };
+        let addressed = &text[byte_start..byte_end];
+        let total = addressed.chars().count() as u64;
+        let offset = offset.unwrap_or(addr.offset);
+        if offset > total {
+            return Err(QueryError::InvalidArgument(format!(
+                "offset {offset} is past the end of `{}` ({total} chars)",
+                addr.with_offset(0)
+            )));
+        }
+        let (start, end, end_char) = char_window(addressed, offset, max_chars);
+        let window = &addressed[start..end];
+        // Lines of the window: the first is the line holding `start`.
+        let window_first = first_line + addressed[..start].matches('\n').count() as u32;
+        let (out, clipped) = clip_lines(window, window_first, max_line_chars);
+        let window_last = window_first + window.trim_end_matches('\n').matches('\n').count() as u32;
+        let truncated = end_char < total;
+        let canonical =
+            PatternAddress { pattern_id: p.pattern_id.clone(), path: Some(name.to_string()), ..addr.clone() };
+        Ok(ReadEnvelope {
+            address: canonical.with_offset(offset).to_string(),
+            origin: p.origin.clone(),
+            offset,
+            end: end_char,
+            total,
+            digest: digest_text(&out),
+            truncated,
+            next: truncated.then(|| canonical.with_offset(end_char).to_string()),
+            lines: Some([window_first, window_last.max(window_first)]),
+            clipped_lines: clipped,
+            text: out,
+        })
+    }
+
+    /// The lines an address asks for: its `:A-B` range (checked against the
+    /// file), or the lines of the symbol it names in the file's outline.
+    fn line_range(
+        &self,
+        p: &ProgramRow,
+        file: &fabdex_model::ts::ProgramFile,
+        name: &str,
+        addr: &PatternAddress,
+        total_lines: u32,
+    ) -> Result<Option<(u32, u32)>, QueryError> {
         let range = match (&addr.lines, &addr.symbol) {
             (Some((a, b)), _) => {
                 if *a > total_lines {
@@ -197,61 +222,7 @@ impl Engine {
             }
             (None, None) => None,
         };
-        let (first_line, byte_start, byte_end) = match range {
-            None => (1, 0, text.len()),
-            Some((a, b)) => {
-                let start = line_starts.get(a as usize - 1).copied().unwrap_or(text.len());
-                let end = line_starts.get(b as usize).copied().unwrap_or(text.len());
-                (a, start, end)
-            }
-        };
-        let addressed = &text[byte_start..byte_end];
-        let total = addressed.chars().count() as u64;
-        let offset = offset.unwrap_or(addr.offset);
-        if offset > total {
-            return Err(QueryError::InvalidArgument(format!(
-                "offset {offset} is past the end of `{}` ({total} chars)",
-                addr.with_offset(0)
-            )));
-        }
-        let (start, end, end_char) = char_window(addressed, offset, max_chars);
-        let window = &addressed[start..end];
-        // Lines of the window: the first is the line holding `start`.
-        let window_first = first_line + addressed[..start].matches('\n').count() as u32;
-        let mut out = String::with_capacity(window.len());
-        let mut clipped = Vec::new();
-        for (i, line) in window.split_inclusive('\n').enumerate() {
-            let body = line.strip_suffix('\n').unwrap_or(line);
-            let n = body.chars().count() as u64;
-            if n > max_line_chars {
-                let keep: String = body.chars().take(max_line_chars as usize).collect();
-                out.push_str(&keep);
-                out.push_str(&format!("… [{} more chars]", n - max_line_chars));
-                if line.ends_with('\n') {
-                    out.push('\n');
-                }
-                clipped.push(window_first + i as u32);
-            } else {
-                out.push_str(line);
-            }
-        }
-        let window_last = window_first + window.trim_end_matches('\n').matches('\n').count() as u32;
-        let truncated = end_char < total;
-        let canonical =
-            PatternAddress { pattern_id: p.pattern_id.clone(), path: Some(name.to_string()), ..addr.clone() };
-        Ok(ReadEnvelope {
-            address: canonical.with_offset(offset).to_string(),
-            origin: p.origin.clone(),
-            offset,
-            end: end_char,
-            total,
-            digest: digest_text(&out),
-            truncated,
-            next: truncated.then(|| canonical.with_offset(end_char).to_string()),
-            lines: Some([window_first, window_last.max(window_first)]),
-            clipped_lines: clipped,
-            text: out,
-        })
+        Ok(range)
     }
 
     /// `fabdex deps ID --depth N`: what a program depends on, transitively.
@@ -428,4 +399,70 @@ impl Engine {
             })
             .collect()
     }
+}
+
+/// `max_chars` and `max_line_chars`, defaulted and checked.
+fn read_bounds(max_chars: Option<u64>, max_line_chars: Option<u64>) -> Result<(u64, u64), QueryError> {
+    let max_chars = max_chars.unwrap_or(Limits::READ_DEFAULT_CHARS);
+    if max_chars == 0 || max_chars > Limits::READ_MAX_CHARS {
+        return Err(QueryError::InvalidArgument(format!(
+            "max_chars {max_chars} is out of range: it must be between 1 and {}",
+            Limits::READ_MAX_CHARS
+        )));
+    }
+    let max_line_chars = max_line_chars.unwrap_or(Limits::LINE_DEFAULT_CHARS);
+    if max_line_chars == 0 || max_line_chars > Limits::READ_MAX_CHARS {
+        return Err(QueryError::InvalidArgument(format!(
+            "max_line_chars {max_line_chars} is out of range: it must be between 1 and {}",
+            Limits::READ_MAX_CHARS
+        )));
+    }
+    Ok((max_chars, max_line_chars))
+}
+
+/// The file of a program an address names (its main file when it names none).
+fn addressed_file<'p>(
+    p: &'p ProgramRow,
+    addr: &PatternAddress,
+) -> Result<&'p fabdex_model::ts::ProgramFile, QueryError> {
+    let file = match &addr.path {
+        None => p
+            .files
+            .first()
+            .ok_or_else(|| QueryError::NotFound(format!("pattern `{}` has a program with no files", p.pattern_id)))?,
+        Some(path) => p.file(path).ok_or_else(|| {
+            let names: Vec<&str> = p.files.iter().map(|f| f.name.trim_start_matches('/')).collect();
+            QueryError::NotFound(format!(
+                "`{path}` is not a file of pattern `{}` (its {} files: {}){}",
+                p.pattern_id,
+                names.len(),
+                names.iter().take(20).map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+                suggest(path, names.iter().copied(), "")
+            ))
+        })?,
+    };
+    Ok(file)
+}
+
+/// A window's lines, each cut at `max_line_chars` (saying how much was cut),
+/// and the numbers of the lines that were.
+fn clip_lines(window: &str, window_first: u32, max_line_chars: u64) -> (String, Vec<u32>) {
+    let mut out = String::with_capacity(window.len());
+    let mut clipped = Vec::new();
+    for (i, line) in window.split_inclusive('\n').enumerate() {
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        let n = body.chars().count() as u64;
+        if n > max_line_chars {
+            let keep: String = body.chars().take(max_line_chars as usize).collect();
+            out.push_str(&keep);
+            out.push_str(&format!("… [{} more chars]", n - max_line_chars));
+            if line.ends_with('\n') {
+                out.push('\n');
+            }
+            clipped.push(window_first + i as u32);
+        } else {
+            out.push_str(line);
+        }
+    }
+    (out, clipped)
 }

@@ -7,8 +7,8 @@ use swc_common::comments::{Comments, SingleThreadedComments};
 use swc_common::sync::Lrc;
 use swc_common::{BytePos, FileName, SourceMap, Span, Spanned};
 use swc_ecma_ast::{
-    Callee, Decl, DefaultDecl, EsVersion, ExportSpecifier, Expr, ImportSpecifier, Module, ModuleDecl, ModuleExportName,
-    ModuleItem, Pat, Stmt, TsEntityName, TsType, VarDeclarator,
+    Callee, Decl, DefaultDecl, EsVersion, ExportDecl, ExportDefaultExpr, ExportSpecifier, Expr, ImportSpecifier,
+    Module, ModuleDecl, ModuleExportName, ModuleItem, NamedExport, Pat, Stmt, TsEntityName, TsType, VarDeclarator,
 };
 use swc_ecma_parser::{Syntax, TsSyntax, parse_file_as_module};
 
@@ -290,7 +290,37 @@ struct CallBinding {
 }
 
 fn collect_exports(ctx: &Ctx, module: &Module, out: &mut TsExtraction) {
-    // Top-level bindings initialised by pattern(...) or handler(...), exported or not.
+    let calls = call_bindings(ctx, module);
+    let mut default_binding: Option<String> = None;
+
+    for item in &module.body {
+        let ModuleItem::ModuleDecl(decl) = item else { continue };
+        match decl {
+            ModuleDecl::ExportDecl(e) => push_export_decl(ctx, e, &calls, out),
+            ModuleDecl::ExportNamed(e) => push_named_exports(ctx, e, &calls, &mut default_binding, out),
+            ModuleDecl::ExportAll(e) => {
+                out.exports.push(ctx.export("*".into(), ExportKind::Reexport, false, e.span, false));
+            }
+            ModuleDecl::ExportDefaultDecl(e) => {
+                let kind = match &e.decl {
+                    DefaultDecl::Class(_) => ExportKind::Class,
+                    DefaultDecl::Fn(_) => ExportKind::Function,
+                    DefaultDecl::TsInterfaceDecl(_) => ExportKind::Interface,
+                };
+                out.exports.push(ctx.export("default".into(), kind, true, e.span, true));
+            }
+            ModuleDecl::ExportDefaultExpr(e) => push_default_expr_export(ctx, e, &calls, &mut default_binding, out),
+            _ => {}
+        }
+    }
+
+    push_named_patterns(ctx, &calls, default_binding.as_deref(), out);
+    out.patterns.sort_by_key(|p| p.line_start);
+    out.is_entry = out.patterns.iter().any(|p| p.default_export);
+}
+
+/// Top-level bindings initialised by pattern(...) or handler(...), exported or not.
+fn call_bindings(ctx: &Ctx, module: &Module) -> HashMap<String, CallBinding> {
     let mut calls: HashMap<String, CallBinding> = HashMap::new();
     let mut note_var = |d: &VarDeclarator, doc_pos: BytePos, span: Span| {
         if let (Pat::Ident(id), Some(init)) = (&d.name, &d.init)
@@ -310,97 +340,101 @@ fn collect_exports(ctx: &Ctx, module: &Module, out: &mut TsExtraction) {
             _ => {}
         }
     }
-    let mut default_binding: Option<String> = None;
+    calls
+}
 
-    for item in &module.body {
-        let ModuleItem::ModuleDecl(decl) = item else { continue };
-        match decl {
-            ModuleDecl::ExportDecl(e) => {
-                let mut push =
-                    |name: String, kind: ExportKind| out.exports.push(ctx.export(name, kind, false, e.span, true));
-                match &e.decl {
-                    Decl::Class(c) => push(c.ident.sym.to_string(), ExportKind::Class),
-                    Decl::Fn(f) => push(f.ident.sym.to_string(), ExportKind::Function),
-                    Decl::Var(v) => {
-                        for d in &v.decls {
-                            if let Pat::Ident(id) = &d.name {
-                                let name = id.id.sym.to_string();
-                                let kind = calls.get(&name).map_or(ExportKind::Const, |c| c.kind);
-                                push(name, kind);
-                            }
-                        }
-                    }
-                    Decl::TsInterface(i) => push(i.id.sym.to_string(), ExportKind::Interface),
-                    Decl::TsTypeAlias(t) => push(t.id.sym.to_string(), ExportKind::Type),
-                    Decl::TsEnum(en) => push(en.id.sym.to_string(), ExportKind::Enum),
-                    _ => {}
+/// The names an `export <declaration>` exports, each with its kind.
+fn push_export_decl(ctx: &Ctx, e: &ExportDecl, calls: &HashMap<String, CallBinding>, out: &mut TsExtraction) {
+    let mut push = |name: String, kind: ExportKind| out.exports.push(ctx.export(name, kind, false, e.span, true));
+    match &e.decl {
+        Decl::Class(c) => push(c.ident.sym.to_string(), ExportKind::Class),
+        Decl::Fn(f) => push(f.ident.sym.to_string(), ExportKind::Function),
+        Decl::Var(v) => {
+            for d in &v.decls {
+                if let Pat::Ident(id) = &d.name {
+                    let name = id.id.sym.to_string();
+                    let kind = calls.get(&name).map_or(ExportKind::Const, |c| c.kind);
+                    push(name, kind);
                 }
             }
-            ModuleDecl::ExportNamed(e) => {
-                for s in &e.specifiers {
-                    let (orig, exported) = match s {
-                        ExportSpecifier::Named(n) => (
-                            export_name(&n.orig),
-                            n.exported.as_ref().map_or_else(|| export_name(&n.orig), export_name),
-                        ),
-                        ExportSpecifier::Default(d) => ("default".to_string(), d.exported.sym.to_string()),
-                        ExportSpecifier::Namespace(ns) => ("*".to_string(), export_name(&ns.name)),
-                    };
-                    let kind = if e.src.is_some() {
-                        ExportKind::Reexport
-                    } else {
-                        calls.get(&orig).map_or(ExportKind::Const, |c| c.kind)
-                    };
-                    if exported == "default" && e.src.is_none() {
-                        default_binding = Some(orig.clone());
-                    }
-                    let default = exported == "default";
-                    out.exports.push(ctx.export(exported, kind, default, e.span, false));
-                }
-            }
-            ModuleDecl::ExportAll(e) => {
-                out.exports.push(ctx.export("*".into(), ExportKind::Reexport, false, e.span, false));
-            }
-            ModuleDecl::ExportDefaultDecl(e) => {
-                let kind = match &e.decl {
-                    DefaultDecl::Class(_) => ExportKind::Class,
-                    DefaultDecl::Fn(_) => ExportKind::Function,
-                    DefaultDecl::TsInterfaceDecl(_) => ExportKind::Interface,
-                };
-                out.exports.push(ctx.export("default".into(), kind, true, e.span, true));
-            }
-            ModuleDecl::ExportDefaultExpr(e) => {
-                let (line_start, line_end) = ctx.lines(e.span);
-                let kind = match strip(&e.expr) {
-                    Expr::Ident(id) => {
-                        default_binding = Some(id.sym.to_string());
-                        calls.get(id.sym.as_ref()).map_or(ExportKind::Const, |c| c.kind)
-                    }
-                    other => match ctx.call_kind(other) {
-                        Some((kind, input, output)) => {
-                            if kind == ExportKind::Pattern {
-                                out.patterns.push(PatternRecord {
-                                    name: "default".into(),
-                                    line_start,
-                                    line_end,
-                                    input_type: input,
-                                    output_type: output,
-                                    default_export: true,
-                                    jsdoc: ctx.jsdoc(e.span.lo),
-                                });
-                            }
-                            kind
-                        }
-                        None => ExportKind::Const,
-                    },
-                };
-                out.exports.push(ctx.export("default".into(), kind, true, e.span, true));
-            }
-            _ => {}
         }
+        Decl::TsInterface(i) => push(i.id.sym.to_string(), ExportKind::Interface),
+        Decl::TsTypeAlias(t) => push(t.id.sym.to_string(), ExportKind::Type),
+        Decl::TsEnum(en) => push(en.id.sym.to_string(), ExportKind::Enum),
+        _ => {}
     }
+}
 
-    // Named pattern definitions, in source order.
+/// The names an `export { … }` (or `export { … } from "…"`) exports; a local
+/// name exported as `default` becomes the default binding.
+fn push_named_exports(
+    ctx: &Ctx,
+    e: &NamedExport,
+    calls: &HashMap<String, CallBinding>,
+    default_binding: &mut Option<String>,
+    out: &mut TsExtraction,
+) {
+    for s in &e.specifiers {
+        let (orig, exported) = match s {
+            ExportSpecifier::Named(n) => {
+                (export_name(&n.orig), n.exported.as_ref().map_or_else(|| export_name(&n.orig), export_name))
+            }
+            ExportSpecifier::Default(d) => ("default".to_string(), d.exported.sym.to_string()),
+            ExportSpecifier::Namespace(ns) => ("*".to_string(), export_name(&ns.name)),
+        };
+        let kind =
+            if e.src.is_some() { ExportKind::Reexport } else { calls.get(&orig).map_or(ExportKind::Const, |c| c.kind) };
+        if exported == "default" && e.src.is_none() {
+            *default_binding = Some(orig.clone());
+        }
+        let default = exported == "default";
+        out.exports.push(ctx.export(exported, kind, default, e.span, false));
+    }
+}
+
+/// `export default <expression>`: a name becomes the default binding, and
+/// a `pattern(...)` written in place is the pattern `default`.
+fn push_default_expr_export(
+    ctx: &Ctx,
+    e: &ExportDefaultExpr,
+    calls: &HashMap<String, CallBinding>,
+    default_binding: &mut Option<String>,
+    out: &mut TsExtraction,
+) {
+    let (line_start, line_end) = ctx.lines(e.span);
+    let kind = match strip(&e.expr) {
+        Expr::Ident(id) => {
+            *default_binding = Some(id.sym.to_string());
+            calls.get(id.sym.as_ref()).map_or(ExportKind::Const, |c| c.kind)
+        }
+        other => match ctx.call_kind(other) {
+            Some((kind, input, output)) => {
+                if kind == ExportKind::Pattern {
+                    out.patterns.push(PatternRecord {
+                        name: "default".into(),
+                        line_start,
+                        line_end,
+                        input_type: input,
+                        output_type: output,
+                        default_export: true,
+                        jsdoc: ctx.jsdoc(e.span.lo),
+                    });
+                }
+                kind
+            }
+            None => ExportKind::Const,
+        },
+    };
+    out.exports.push(ctx.export("default".into(), kind, true, e.span, true));
+}
+
+/// Named pattern definitions, in source order.
+fn push_named_patterns(
+    ctx: &Ctx,
+    calls: &HashMap<String, CallBinding>,
+    default_binding: Option<&str>,
+    out: &mut TsExtraction,
+) {
     let mut named: Vec<(&String, &CallBinding)> = calls.iter().filter(|(_, c)| c.kind == ExportKind::Pattern).collect();
     named.sort_by_key(|(_, c)| c.span.lo);
     for (name, c) in named {
@@ -411,12 +445,10 @@ fn collect_exports(ctx: &Ctx, module: &Module, out: &mut TsExtraction) {
             line_end,
             input_type: c.input.clone(),
             output_type: c.output.clone(),
-            default_export: default_binding.as_deref() == Some(name.as_str()),
+            default_export: default_binding == Some(name.as_str()),
             jsdoc: ctx.jsdoc(c.doc_pos),
         });
     }
-    out.patterns.sort_by_key(|p| p.line_start);
-    out.is_entry = out.patterns.iter().any(|p| p.default_export);
 }
 
 #[cfg(test)]

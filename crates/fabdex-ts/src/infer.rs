@@ -9,7 +9,8 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 use swc_ecma_ast::{
-    ArrowExpr, ArrowFunctionBody, BinaryOp, Callee, Decl, Expr, Lit, MemberProp, Pat, Stmt, TsType, UnaryOp,
+    ArrowExpr, ArrowFunctionBody, BinExpr, BinaryOp, CallExpr, Callee, Decl, Expr, Lit, MemberExpr, MemberProp,
+    ObjectLit, Pat, Stmt, TsType, UnaryOp,
 };
 
 use crate::schema::{SchemaGen, has_default};
@@ -107,219 +108,286 @@ fn schema_at<'a>(e: &'a Expr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, 
         Expr::Lit(Lit::Str(_)) | Expr::Tpl(_) => Some(string()),
         Expr::Lit(Lit::Num(_)) => Some(number()),
         Expr::Lit(Lit::Bool(_)) => Some(boolean()),
-        Expr::Unary(u) => match u.op {
-            UnaryOp::Bang => Some(boolean()),
-            UnaryOp::TypeOf => Some(string()),
-            UnaryOp::Minus | UnaryOp::Plus | UnaryOp::Tilde => Some(number()),
-            _ => None,
-        },
-        Expr::Bin(b) => match b.op {
-            BinaryOp::Sub
-            | BinaryOp::Mul
-            | BinaryOp::Div
-            | BinaryOp::Mod
-            | BinaryOp::Exp
-            | BinaryOp::BitAnd
-            | BinaryOp::BitOr
-            | BinaryOp::BitXor
-            | BinaryOp::LShift
-            | BinaryOp::RShift
-            | BinaryOp::ZeroFillRShift => Some(number()),
-            BinaryOp::EqEq
-            | BinaryOp::NotEq
-            | BinaryOp::EqEqEq
-            | BinaryOp::NotEqEq
-            | BinaryOp::Lt
-            | BinaryOp::LtEq
-            | BinaryOp::Gt
-            | BinaryOp::GtEq
-            | BinaryOp::In
-            | BinaryOp::InstanceOf => Some(boolean()),
-            BinaryOp::Add => {
-                let (l, r) = (again(&b.left, scope, g), again(&b.right, scope, g));
-                if l == Some(string()) || r == Some(string()) {
-                    Some(string())
-                } else if l == Some(number()) && r == Some(number()) {
-                    Some(number())
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        },
-        // An object literal: each property's type, all required.
-        Expr::Object(o) => {
-            let mut properties = serde_json::Map::new();
-            for p in &o.props {
-                let swc_ecma_ast::PropOrSpread::Prop(p) = p else { return None };
-                let (key, schema) = match &**p {
-                    swc_ecma_ast::Prop::KeyValue(kv) => {
-                        let key = match &kv.key {
-                            swc_ecma_ast::PropName::Ident(i) => i.sym.to_string(),
-                            swc_ecma_ast::PropName::Str(s) => s.value.to_string_lossy().into_owned(),
-                            _ => return None,
-                        };
-                        (key, again(&kv.value, scope, g)?)
-                    }
-                    swc_ecma_ast::Prop::Shorthand(id) => (id.sym.to_string(), name_at(&id.sym, scope, g, depth + 1)?),
-                    _ => return None,
-                };
-                properties.insert(key, schema);
-            }
-            let required: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
-            let mut schema = json!({ "type": "object", "properties": properties });
-            if !required.is_empty() {
-                schema["required"] = Value::Array(required);
-            }
-            Some(schema)
-        }
+        Expr::Unary(u) => unary_schema(u.op),
+        Expr::Bin(b) => binary_schema(b, scope, g, depth),
+        Expr::Object(o) => object_literal_schema(o, scope, g, depth),
         Expr::Cond(c) => {
             let (a, b) = (again(&c.cons, scope, g)?, again(&c.alt, scope, g)?);
             (a == b).then_some(a)
         }
         Expr::Ident(id) => name_at(&id.sym, scope, g, depth),
-        Expr::Member(m) => match &m.prop {
-            MemberProp::Ident(p) if p.sym == *"length" => {
-                let target = again(&m.obj, scope, g)?;
-                (is_array(&target) || target == string()).then(number)
-            }
-            MemberProp::Ident(p) => {
-                let bound_call = match Expr::unwrap_parens(&m.obj) {
-                    Expr::Ident(id) => match scope.binding(&id.sym) {
-                        Some(Binding::Init(init)) => Some(init),
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                bound_call
-                    .and_then(|init| call_member(init, &p.sym, g))
-                    .or_else(|| declared_type(e, scope, g, depth).map(|t| g.ty(t)))
-            }
-            _ => None,
-        },
-        Expr::Call(c) => {
-            let Callee::Expr(callee) = &c.callee else { return None };
-            match &**callee {
-                Expr::Ident(f) => {
-                    let name = f.sym.as_ref();
-                    if scope.hidden.iter().any(|h| h == name) {
-                        return None;
-                    }
-                    match scope.binding(name) {
-                        Some(Binding::Init(Expr::Arrow(a))) if a.type_params.is_none() => {
-                            return a.return_type.as_ref().map(|r| g.ty(&r.type_ann));
-                        }
-                        // `declare const f: (…) => R`: read below, as declared.
-                        Some(Binding::Typed(TsType::TsFnOrConstructorType(_) | TsType::TsTypeRef(_))) => {}
-                        Some(_) => return None,
-                        None => {}
-                    }
-                    match name {
-                        "String" => return Some(string()),
-                        "Number" | "parseInt" | "parseFloat" => return Some(number()),
-                        "Boolean" | "isNaN" | "isFinite" => return Some(boolean()),
-                        "computed" => {
-                            if let Some(t) = c.type_args.as_ref().and_then(|a| a.params.first()) {
-                                return Some(g.ty(t));
-                            }
-                            let Expr::Arrow(arrow) = &*c.args.first()?.expr else { return None };
-                            return arrow_return(arrow, scope, g, depth + 1);
-                        }
-                        _ => {}
-                    }
-                    if let Some(t) = g.env().function_return(name) {
-                        return Some(g.ty(t));
-                    }
-                    // A builtin declared with a function type (with the platform's
-                    // API declarations): what it returns, instantiated with the
-                    // call's type arguments.
-                    let type_args: Vec<&TsType> =
-                        c.type_args.iter().flat_map(|a| a.params.iter().map(|b| &**b)).collect();
-                    g.declared_call_result(name, &type_args)
-                }
-                Expr::Member(m) => {
-                    let MemberProp::Ident(method) = &m.prop else { return None };
-                    let method = method.sym.as_ref();
-                    if let Expr::Ident(obj) = &*m.obj {
-                        match (obj.sym.as_ref(), method) {
-                            ("Math", _) => return Some(number()),
-                            ("Object", "keys") => return Some(json!({ "type": "array", "items": string() })),
-                            ("JSON", "stringify") => return Some(string()),
-                            ("Array", "isArray") | ("Number", "isFinite" | "isInteger" | "isNaN") => {
-                                return Some(boolean());
-                            }
-                            ("Date", "now") => return Some(number()),
-                            _ => {}
-                        }
-                    }
-                    match method {
-                        "some" | "every" | "includes" | "startsWith" | "endsWith" | "has" | "test" => Some(boolean()),
-                        "join" | "toFixed" | "toString" | "trim" | "trimStart" | "trimEnd" | "toLowerCase"
-                        | "toUpperCase" | "padStart" | "padEnd" | "toISOString" | "toLocaleString"
-                        | "toLocaleDateString" | "toLocaleTimeString" | "repeat" | "replace" | "replaceAll"
-                        | "charAt" | "substring" => Some(string()),
-                        "indexOf" | "lastIndexOf" | "findIndex" | "findLastIndex" | "getTime" | "localeCompare"
-                        | "charCodeAt" => Some(number()),
-                        // These keep the array's (or string's) type.
-                        "filter" | "sort" | "slice" | "reverse" | "toSorted" | "toReversed" | "concat" => {
-                            let target = again(&m.obj, scope, g)?;
-                            (is_array(&target) || target == string()).then_some(target)
-                        }
-                        "reduce" => {
-                            let init = c.args.get(1)?;
-                            again(&init.expr, scope, g)
-                        }
-                        "map" => {
-                            // Decided from the written type when there is one,
-                            // so no schema is generated for the target itself.
-                            let declared = declared_type(&m.obj, scope, g, depth + 1);
-                            let element = declared.and_then(|t| array_element(t, 0));
-                            let array = match declared {
-                                Some(_) => element.is_some(),
-                                None => again(&m.obj, scope, g).is_some_and(|t| is_array(&t)),
-                            };
-                            if !array {
-                                return None;
-                            }
-                            let item = match &*c.args.first()?.expr {
-                                Expr::Ident(f) => g.env().function_return(&f.sym).map(|t| g.ty(t))?,
-                                Expr::Arrow(arrow) => {
-                                    // The callback's first parameter is the element.
-                                    let typed = match (arrow.params.first(), element) {
-                                        (Some(Pat::Ident(p)), Some(t)) if p.type_ann.is_none() => {
-                                            Some((p.id.sym.as_ref(), Binding::Typed(t)))
-                                        }
-                                        (Some(Pat::Ident(p)), _) => p
-                                            .type_ann
-                                            .as_ref()
-                                            .map(|a| (p.id.sym.as_ref(), Binding::Typed(&a.type_ann))),
-                                        _ => None,
-                                    };
-                                    match typed {
-                                        Some((name, binding)) => {
-                                            scope.frames.push(HashMap::from([(name, binding)]));
-                                            let hidden_rest: Vec<&Pat> = arrow.params.iter().skip(1).collect();
-                                            let before = scope.hidden.len();
-                                            scope.hidden.extend(hidden_rest.into_iter().flat_map(pattern_names));
-                                            let out = arrow_body(arrow, scope, g, depth + 1);
-                                            scope.hidden.truncate(before);
-                                            scope.frames.pop();
-                                            out?
-                                        }
-                                        None => arrow_return(arrow, scope, g, depth + 1)?,
-                                    }
-                                }
-                                _ => return None,
-                            };
-                            Some(json!({ "type": "array", "items": item }))
-                        }
-                        _ => None,
-                    }
-                }
-                _ => None,
+        Expr::Member(m) => member_schema(e, m, scope, g, depth),
+        Expr::Call(c) => call_schema(c, scope, g, depth),
+        _ => None,
+    }
+}
+
+/// The schema of a unary operator's result, which the operator alone decides.
+fn unary_schema(op: UnaryOp) -> Option<Value> {
+    match op {
+        UnaryOp::Bang => Some(boolean()),
+        UnaryOp::TypeOf => Some(string()),
+        UnaryOp::Minus | UnaryOp::Plus | UnaryOp::Tilde => Some(number()),
+        _ => None,
+    }
+}
+
+/// The schema of a binary operator's result: fixed by the operator, or for
+/// `+` by its operands (`depth` is the binary expression's).
+fn binary_schema<'a>(b: &'a BinExpr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, depth: usize) -> Option<Value> {
+    match b.op {
+        BinaryOp::Sub
+        | BinaryOp::Mul
+        | BinaryOp::Div
+        | BinaryOp::Mod
+        | BinaryOp::Exp
+        | BinaryOp::BitAnd
+        | BinaryOp::BitOr
+        | BinaryOp::BitXor
+        | BinaryOp::LShift
+        | BinaryOp::RShift
+        | BinaryOp::ZeroFillRShift => Some(number()),
+        BinaryOp::EqEq
+        | BinaryOp::NotEq
+        | BinaryOp::EqEqEq
+        | BinaryOp::NotEqEq
+        | BinaryOp::Lt
+        | BinaryOp::LtEq
+        | BinaryOp::Gt
+        | BinaryOp::GtEq
+        | BinaryOp::In
+        | BinaryOp::InstanceOf => Some(boolean()),
+        BinaryOp::Add => {
+            let (l, r) = (schema_at(&b.left, scope, g, depth + 1), schema_at(&b.right, scope, g, depth + 1));
+            if l == Some(string()) || r == Some(string()) {
+                Some(string())
+            } else if l == Some(number()) && r == Some(number()) {
+                Some(number())
+            } else {
+                None
             }
         }
         _ => None,
+    }
+}
+
+/// An object literal: each property's type, all required (`depth` is the
+/// literal's).
+fn object_literal_schema<'a>(
+    o: &'a ObjectLit,
+    scope: &mut Scope<'a>,
+    g: &mut SchemaGen<'_, 'a>,
+    depth: usize,
+) -> Option<Value> {
+    let mut properties = serde_json::Map::new();
+    for p in &o.props {
+        let swc_ecma_ast::PropOrSpread::Prop(p) = p else { return None };
+        let (key, schema) = match &**p {
+            swc_ecma_ast::Prop::KeyValue(kv) => {
+                let key = match &kv.key {
+                    swc_ecma_ast::PropName::Ident(i) => i.sym.to_string(),
+                    swc_ecma_ast::PropName::Str(s) => s.value.to_string_lossy().into_owned(),
+                    _ => return None,
+                };
+                (key, schema_at(&kv.value, scope, g, depth + 1)?)
+            }
+            swc_ecma_ast::Prop::Shorthand(id) => (id.sym.to_string(), name_at(&id.sym, scope, g, depth + 1)?),
+            _ => return None,
+        };
+        properties.insert(key, schema);
+    }
+    let required: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
+    let mut schema = json!({ "type": "object", "properties": properties });
+    if !required.is_empty() {
+        schema["required"] = Value::Array(required);
+    }
+    Some(schema)
+}
+
+/// A member access `e` (which is `m`): `.length` of an array or string, a
+/// field of a bound builtin or factory call, or a field's written type.
+fn member_schema<'a>(
+    e: &'a Expr,
+    m: &'a MemberExpr,
+    scope: &mut Scope<'a>,
+    g: &mut SchemaGen<'_, 'a>,
+    depth: usize,
+) -> Option<Value> {
+    match &m.prop {
+        MemberProp::Ident(p) if p.sym == *"length" => {
+            let target = schema_at(&m.obj, scope, g, depth + 1)?;
+            (is_array(&target) || target == string()).then(number)
+        }
+        MemberProp::Ident(p) => {
+            let bound_call = match Expr::unwrap_parens(&m.obj) {
+                Expr::Ident(id) => match scope.binding(&id.sym) {
+                    Some(Binding::Init(init)) => Some(init),
+                    _ => None,
+                },
+                _ => None,
+            };
+            bound_call
+                .and_then(|init| call_member(init, &p.sym, g))
+                .or_else(|| declared_type(e, scope, g, depth).map(|t| g.ty(t)))
+        }
+        _ => None,
+    }
+}
+
+/// A call: of a function by name, or of a method (`depth` is the call's).
+fn call_schema<'a>(c: &'a CallExpr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_, 'a>, depth: usize) -> Option<Value> {
+    let Callee::Expr(callee) = &c.callee else { return None };
+    match &**callee {
+        Expr::Ident(f) => named_call_schema(c, f.sym.as_ref(), scope, g, depth),
+        Expr::Member(m) => method_call_schema(c, m, scope, g, depth),
+        _ => None,
+    }
+}
+
+/// A call of the function `name`: a local arrow with a written return type,
+/// a conversion builtin, `computed(…)`, or a function declared with its
+/// return type.
+fn named_call_schema<'a>(
+    c: &'a CallExpr,
+    name: &'a str,
+    scope: &mut Scope<'a>,
+    g: &mut SchemaGen<'_, 'a>,
+    depth: usize,
+) -> Option<Value> {
+    if scope.hidden.iter().any(|h| h == name) {
+        return None;
+    }
+    match scope.binding(name) {
+        Some(Binding::Init(Expr::Arrow(a))) if a.type_params.is_none() => {
+            return a.return_type.as_ref().map(|r| g.ty(&r.type_ann));
+        }
+        // `declare const f: (…) => R`: read below, as declared.
+        Some(Binding::Typed(TsType::TsFnOrConstructorType(_) | TsType::TsTypeRef(_))) => {}
+        Some(_) => return None,
+        None => {}
+    }
+    match name {
+        "String" => return Some(string()),
+        "Number" | "parseInt" | "parseFloat" => return Some(number()),
+        "Boolean" | "isNaN" | "isFinite" => return Some(boolean()),
+        "computed" => {
+            if let Some(t) = c.type_args.as_ref().and_then(|a| a.params.first()) {
+                return Some(g.ty(t));
+            }
+            let Expr::Arrow(arrow) = &*c.args.first()?.expr else { return None };
+            return arrow_return(arrow, scope, g, depth + 1);
+        }
+        _ => {}
+    }
+    if let Some(t) = g.env().function_return(name) {
+        return Some(g.ty(t));
+    }
+    // A builtin declared with a function type (with the platform's
+    // API declarations): what it returns, instantiated with the
+    // call's type arguments.
+    let type_args: Vec<&TsType> = c.type_args.iter().flat_map(|a| a.params.iter().map(|b| &**b)).collect();
+    g.declared_call_result(name, &type_args)
+}
+
+/// A method call `m(…)`: a static builtin (`Math.…`, `JSON.stringify`), or a
+/// method whose name fixes its type or keeps its target's.
+fn method_call_schema<'a>(
+    c: &'a CallExpr,
+    m: &'a MemberExpr,
+    scope: &mut Scope<'a>,
+    g: &mut SchemaGen<'_, 'a>,
+    depth: usize,
+) -> Option<Value> {
+    let MemberProp::Ident(method) = &m.prop else { return None };
+    let method = method.sym.as_ref();
+    if let Expr::Ident(obj) = &*m.obj {
+        match (obj.sym.as_ref(), method) {
+            ("Math", _) => return Some(number()),
+            ("Object", "keys") => return Some(json!({ "type": "array", "items": string() })),
+            ("JSON", "stringify") => return Some(string()),
+            ("Array", "isArray") | ("Number", "isFinite" | "isInteger" | "isNaN") => {
+                return Some(boolean());
+            }
+            ("Date", "now") => return Some(number()),
+            _ => {}
+        }
+    }
+    match method {
+        "some" | "every" | "includes" | "startsWith" | "endsWith" | "has" | "test" => Some(boolean()),
+        "join" | "toFixed" | "toString" | "trim" | "trimStart" | "trimEnd" | "toLowerCase" | "toUpperCase"
+        | "padStart" | "padEnd" | "toISOString" | "toLocaleString" | "toLocaleDateString" | "toLocaleTimeString"
+        | "repeat" | "replace" | "replaceAll" | "charAt" | "substring" => Some(string()),
+        "indexOf" | "lastIndexOf" | "findIndex" | "findLastIndex" | "getTime" | "localeCompare" | "charCodeAt" => {
+            Some(number())
+        }
+        // These keep the array's (or string's) type.
+        "filter" | "sort" | "slice" | "reverse" | "toSorted" | "toReversed" | "concat" => {
+            let target = schema_at(&m.obj, scope, g, depth + 1)?;
+            (is_array(&target) || target == string()).then_some(target)
+        }
+        "reduce" => {
+            let init = c.args.get(1)?;
+            schema_at(&init.expr, scope, g, depth + 1)
+        }
+        "map" => map_call_schema(c, m, scope, g, depth),
+        _ => None,
+    }
+}
+
+/// `target.map(callback)` on an array: an array of what the callback returns.
+fn map_call_schema<'a>(
+    c: &'a CallExpr,
+    m: &'a MemberExpr,
+    scope: &mut Scope<'a>,
+    g: &mut SchemaGen<'_, 'a>,
+    depth: usize,
+) -> Option<Value> {
+    // Decided from the written type when there is one,
+    // so no schema is generated for the target itself.
+    let declared = declared_type(&m.obj, scope, g, depth + 1);
+    let element = declared.and_then(|t| array_element(t, 0));
+    let array = match declared {
+        Some(_) => element.is_some(),
+        None => schema_at(&m.obj, scope, g, depth + 1).is_some_and(|t| is_array(&t)),
+    };
+    if !array {
+        return None;
+    }
+    let item = match &*c.args.first()?.expr {
+        Expr::Ident(f) => g.env().function_return(&f.sym).map(|t| g.ty(t))?,
+        Expr::Arrow(arrow) => map_callback_item(arrow, element, scope, g, depth)?,
+        _ => return None,
+    };
+    Some(json!({ "type": "array", "items": item }))
+}
+
+/// What a `map` callback returns, its first parameter bound to the element
+/// type (`element`, when known) or to its own written type.
+fn map_callback_item<'a>(
+    arrow: &'a ArrowExpr,
+    element: Option<&'a TsType>,
+    scope: &mut Scope<'a>,
+    g: &mut SchemaGen<'_, 'a>,
+    depth: usize,
+) -> Option<Value> {
+    // The callback's first parameter is the element.
+    let typed = match (arrow.params.first(), element) {
+        (Some(Pat::Ident(p)), Some(t)) if p.type_ann.is_none() => Some((p.id.sym.as_ref(), Binding::Typed(t))),
+        (Some(Pat::Ident(p)), _) => p.type_ann.as_ref().map(|a| (p.id.sym.as_ref(), Binding::Typed(&a.type_ann))),
+        _ => None,
+    };
+    match typed {
+        Some((name, binding)) => {
+            scope.frames.push(HashMap::from([(name, binding)]));
+            let hidden_rest: Vec<&Pat> = arrow.params.iter().skip(1).collect();
+            let before = scope.hidden.len();
+            scope.hidden.extend(hidden_rest.into_iter().flat_map(pattern_names));
+            let out = arrow_body(arrow, scope, g, depth + 1);
+            scope.hidden.truncate(before);
+            scope.frames.pop();
+            out
+        }
+        None => arrow_return(arrow, scope, g, depth + 1),
     }
 }
 

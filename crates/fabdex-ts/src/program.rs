@@ -202,9 +202,24 @@ fn mark_wrapper_tier<'a>(
     let Some((object, _, _)) = returned_object(call) else { return };
     let locals = body_constants(call);
     let module_consts: HashMap<&str, &'a Expr> = module.map(|m| top_level_bindings(m).collect()).unwrap_or_default();
-    // Fields the pattern's own schemas mark session-scoped.
+    let session_names = session_scoped_fields(argument, result);
+    let session_bound =
+        |name: &str| session_names.iter().any(|n| n == name) || locals.get(name).is_some_and(|e| is_session_cell(e));
+    let mut wrappers: Vec<String> = Vec::new();
+    for prop in &object.props {
+        let PropOrSpread::Prop(prop) = prop else { continue };
+        let Some((name, value)) = returned_verb(prop, &locals, &module_consts) else { continue };
+        if is_wrapper_verb(value, &locals, &module_consts, env, &session_bound) {
+            wrappers.push(name);
+        }
+    }
+    mark_wrappers(result, wrappers);
+}
+
+/// The fields the pattern's own schemas (argument, then result) mark session-scoped.
+fn session_scoped_fields(argument: Option<&Value>, result: &Value) -> Vec<String> {
     let mut session_names: Vec<String> = Vec::new();
-    for schema in [argument, Some(&*result)].into_iter().flatten() {
+    for schema in [argument, Some(result)].into_iter().flatten() {
         if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
             for (name, s) in props {
                 if has_session_scope(s) {
@@ -213,8 +228,12 @@ fn mark_wrapper_tier<'a>(
             }
         }
     }
-    // Body constants holding a session cell: `new Writable.perSession(…)`.
-    let session_cell = |e: &Expr| match Expr::unwrap_parens(e) {
+    session_names
+}
+
+/// Whether a body constant holds a session cell: `new Writable.perSession(…)`.
+fn is_session_cell(e: &Expr) -> bool {
+    match Expr::unwrap_parens(e) {
         Expr::New(n) => {
             matches!(&*n.callee, Expr::Member(m) if matches!(&m.prop, MemberProp::Ident(p) if p.sym == *"perSession"))
         }
@@ -222,84 +241,114 @@ fn mark_wrapper_tier<'a>(
             matches!(&c.callee, Callee::Expr(e) if matches!(&**e, Expr::Member(m) if matches!(&m.prop, MemberProp::Ident(p) if p.sym == *"perSession")))
         }
         _ => false,
-    };
-    let session_bound =
-        |name: &str| session_names.iter().any(|n| n == name) || locals.get(name).is_some_and(|e| session_cell(e));
-    fn resolve<'a>(mut e: &'a Expr, locals: &HashMap<&str, &'a Expr>, module: &HashMap<&str, &'a Expr>) -> &'a Expr {
-        for _ in 0..8 {
-            let inner = strip(e);
-            match inner {
-                Expr::Ident(id) => match locals.get(id.sym.as_ref()).or_else(|| module.get(id.sym.as_ref())) {
-                    Some(next) => e = next,
-                    None => return inner,
-                },
-                _ => return inner,
-            }
-        }
-        strip(e)
     }
-    let resolve = |e: &'a Expr| resolve(e, &locals, &module_consts);
-    let mut wrappers: Vec<String> = Vec::new();
-    for prop in &object.props {
-        let PropOrSpread::Prop(prop) = prop else { continue };
-        let (name, value): (String, &Expr) = match &**prop {
-            Prop::Shorthand(id) => {
-                let Some(v) = locals.get(id.sym.as_ref()).or_else(|| module_consts.get(id.sym.as_ref())) else {
-                    continue;
-                };
-                (id.sym.to_string(), v)
-            }
-            Prop::KeyValue(kv) => match &kv.key {
-                PropName::Ident(i) => (i.sym.to_string(), &*kv.value),
-                PropName::Str(s) => (s.value.to_string_lossy().into_owned(), &*kv.value),
-                _ => continue,
+}
+
+/// An expression followed through the `const`s it names (the pattern
+/// body's, then the module's), a few steps at most.
+fn resolve_constant<'a>(
+    mut e: &'a Expr,
+    locals: &HashMap<&str, &'a Expr>,
+    module: &HashMap<&str, &'a Expr>,
+) -> &'a Expr {
+    for _ in 0..8 {
+        let inner = strip(e);
+        match inner {
+            Expr::Ident(id) => match locals.get(id.sym.as_ref()).or_else(|| module.get(id.sym.as_ref())) {
+                Some(next) => e = next,
+                None => return inner,
             },
-            _ => continue,
-        };
-        let Expr::Call(applied) = resolve(value) else { continue };
-        let Callee::Expr(callee) = &applied.callee else { continue };
-        let wrapper = match resolve(callee) {
-            // `action(() => …)`: no event; its state is what it captures.
-            Expr::Ident(id) if id.sym == *"action" => match applied.args.first().map(|a| strip(&a.expr)) {
-                Some(Expr::Arrow(arrow)) if arrow.params.is_empty() => {
-                    let mut names = Vec::new();
-                    collect_identifiers(&arrow.body, &mut names);
-                    names.iter().any(|n| session_bound(n))
+            _ => return inner,
+        }
+    }
+    strip(e)
+}
+
+/// A returned property's name and value; a shorthand stands for the
+/// constant it names (`None` when it names none, or the key is not written out).
+fn returned_verb<'a>(
+    prop: &'a Prop,
+    locals: &HashMap<&str, &'a Expr>,
+    module_consts: &HashMap<&str, &'a Expr>,
+) -> Option<(String, &'a Expr)> {
+    match prop {
+        Prop::Shorthand(id) => {
+            let v = locals.get(id.sym.as_ref()).or_else(|| module_consts.get(id.sym.as_ref()))?;
+            Some((id.sym.to_string(), v))
+        }
+        Prop::KeyValue(kv) => match &kv.key {
+            PropName::Ident(i) => Some((i.sym.to_string(), &*kv.value)),
+            PropName::Str(s) => Some((s.value.to_string_lossy().into_owned(), &*kv.value)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether a returned value is a UI wrapper: an `action(…)` capturing
+/// session state, or an applied handler factory with a void event and
+/// session state.
+fn is_wrapper_verb<'a>(
+    value: &'a Expr,
+    locals: &HashMap<&str, &'a Expr>,
+    module_consts: &HashMap<&str, &'a Expr>,
+    env: &TypeEnv,
+    session_bound: &dyn Fn(&str) -> bool,
+) -> bool {
+    let Expr::Call(applied) = resolve_constant(value, locals, module_consts) else { return false };
+    let Callee::Expr(callee) = &applied.callee else { return false };
+    match resolve_constant(callee, locals, module_consts) {
+        // `action(() => …)`: no event; its state is what it captures.
+        Expr::Ident(id) if id.sym == *"action" => match applied.args.first().map(|a| strip(&a.expr)) {
+            Some(Expr::Arrow(arrow)) if arrow.params.is_empty() => {
+                let mut names = Vec::new();
+                collect_identifiers(&arrow.body, &mut names);
+                names.iter().any(|n| session_bound(n))
+            }
+            _ => false,
+        },
+        Expr::Call(factory) if is_handler_factory(factory) => is_session_handler(factory, applied, env, session_bound),
+        _ => false,
+    }
+}
+
+/// Whether a call is `handler<…>(…)`, which makes a handler factory.
+fn is_handler_factory(factory: &CallExpr) -> bool {
+    matches!(&factory.callee, Callee::Expr(e) if matches!(&**e, Expr::Ident(id) if id.sym == *"handler"))
+}
+
+/// `h({ … })` where `h = handler<E, C>(…)`: a void event, and session
+/// state in `C` or bound by the application.
+fn is_session_handler(
+    factory: &CallExpr,
+    applied: &CallExpr,
+    env: &TypeEnv,
+    session_bound: &dyn Fn(&str) -> bool,
+) -> bool {
+    let types = factory.type_args.as_ref().map(|a| &a.params);
+    let void_event = types.and_then(|t| t.first()).is_some_and(
+        |e| matches!(&**e, TsType::TsKeywordType(k) if k.kind == swc_ecma_ast::TsKeywordTypeKind::TsVoidKeyword),
+    );
+    let state_scoped =
+        types.and_then(|t| t.get(1)).is_some_and(|c| has_session_scope(&SchemaGen::new(env).root(c).schema));
+    let bound = applied.args.first().map(|a| strip(&a.expr)).is_some_and(|b| match b {
+        Expr::Object(o) => o.props.iter().any(|p| match p {
+            PropOrSpread::Prop(p) => match &**p {
+                Prop::Shorthand(id) => session_bound(&id.sym),
+                Prop::KeyValue(kv) => {
+                    matches!(strip(&kv.value), Expr::Ident(id) if session_bound(&id.sym))
                 }
                 _ => false,
             },
-            // `h({ … })` where `h = handler<E, C>(…)`: a void event, and session
-            // state in `C` or bound by the application.
-            Expr::Call(factory) if matches!(&factory.callee, Callee::Expr(e) if matches!(&**e, Expr::Ident(id) if id.sym == *"handler")) =>
-            {
-                let types = factory.type_args.as_ref().map(|a| &a.params);
-                let void_event = types.and_then(|t| t.first()).is_some_and(|e| {
-                    matches!(&**e, TsType::TsKeywordType(k) if k.kind == swc_ecma_ast::TsKeywordTypeKind::TsVoidKeyword)
-                });
-                let state_scoped = types
-                    .and_then(|t| t.get(1))
-                    .is_some_and(|c| has_session_scope(&SchemaGen::new(env).root(c).schema));
-                let bound = applied.args.first().map(|a| strip(&a.expr)).is_some_and(|b| match b {
-                    Expr::Object(o) => o.props.iter().any(|p| match p {
-                        PropOrSpread::Prop(p) => match &**p {
-                            Prop::Shorthand(id) => session_bound(&id.sym),
-                            Prop::KeyValue(kv) => {
-                                matches!(strip(&kv.value), Expr::Ident(id) if session_bound(&id.sym))
-                            }
-                            _ => false,
-                        },
-                        _ => false,
-                    }),
-                    _ => false,
-                });
-                void_event && (state_scoped || bound)
-            }
             _ => false,
-        };
-        if wrapper {
-            wrappers.push(name);
-        }
-    }
+        }),
+        _ => false,
+    });
+    void_event && (state_scoped || bound)
+}
+
+/// Marks `tier: "wrapper"` on the result's named stream fields that have no tier yet.
+fn mark_wrappers(result: &mut Value, wrappers: Vec<String>) {
     let Some(props) = result.get_mut("properties").and_then(|p| p.as_object_mut()) else { return };
     for name in wrappers {
         if let Some(schema) = props.get_mut(&name)
@@ -403,6 +452,14 @@ fn infer_result(
     let mut notes = Vec::new();
     let (top_frame, body_frame) = binding_frames(call, module);
     let mut scope = Scope::new(top_frame, body_frame, input, params.clone());
+    let names = ResultNames {
+        input,
+        params: &params,
+        whole: whole.as_deref(),
+        locals: &locals,
+        module_consts: &module_consts,
+        handlers,
+    };
     let mut rebuilt_properties: Vec<(String, Value)> = Vec::new();
     let mut forces_rebuild = false;
     for prop in &object.props {
@@ -410,187 +467,23 @@ fn infer_result(
             notes.push("result: spread in the returned object".into());
             continue;
         };
-        let (key, value): (Option<String>, Option<&Expr>) = match &**prop {
-            Prop::Shorthand(id) => (Some(id.sym.to_string()), None),
-            Prop::KeyValue(kv) => (
-                match &kv.key {
-                    PropName::Ident(i) => Some(i.sym.to_string()),
-                    PropName::Str(s) => Some(s.value.to_string_lossy().into_owned()),
-                    PropName::Computed(c) => match &*c.expr {
-                        Expr::Ident(i) => Some(format!("${}", i.sym)),
-                        _ => None,
-                    },
-                    _ => None,
-                },
-                Some(&*kv.value),
-            ),
-            _ => (None, None),
-        };
+        let (key, value) = result_key_value(prop);
         let Some(key) = key else {
             notes.push("result: a property whose name is not written out".into());
             continue;
         };
-        let ident = match value.map(Expr::unwrap_parens) {
-            None => Some(key.clone()),
-            Some(Expr::Ident(i)) => Some(i.sym.to_string()),
-            _ => None,
-        };
-        let written = value;
-        // `state.value`, where `state` is the whole input, is the field `value`.
-        let input_field = match value.map(Expr::unwrap_parens) {
-            Some(Expr::Member(m)) => match (&*m.obj, &m.prop) {
-                (Expr::Ident(obj), MemberProp::Ident(field)) if whole.as_deref() == Some(obj.sym.as_ref()) => {
-                    Some(field.sym.to_string())
-                }
-                _ => None,
-            },
-            _ => None,
-        };
-        // A name bound in the pattern body stands for its initializer.
-        // A handler factory returned unbound is a stream with no known event.
-        let unbound_handler = matches!(value.map(Expr::unwrap_parens), None | Some(Expr::Ident(_)))
-            && ident.as_ref().is_some_and(|name| {
-                !params.contains(name) && !locals.contains_key(name.as_str()) && handlers.contains_key(name.as_str())
-            });
-        // A name bound in the pattern body, or else at the top of the module,
-        // stands for its initializer.
-        let value = match &ident {
-            Some(name) if !params.contains(name) => {
-                locals.get(name.as_str()).or_else(|| module_consts.get(name.as_str())).copied().or(value)
-            }
-            _ => value,
-        };
-        // A name bound with a written type (`const x: T = …`) has that type.
-        let written_type = ident
-            .as_deref()
-            .filter(|name| !params.contains(&name.to_string()))
-            .and_then(|name| scope.written_type(name));
-        let schema = match value.map(Expr::unwrap_parens) {
-            _ if written_type.is_some() => written_type.map(|t| generator.ty(t)),
-            _ if unbound_handler => Some(json!({ "asCell": ["stream"] })),
-            // A bound handler or an action is a stream of its event.
-            Some(Expr::Call(c)) if stream_event(c, handlers).is_some() => {
-                let event = stream_event(c, handlers).flatten();
-                let inner = match event {
-                    Some(t) => generator.ty(t),
-                    None => json!({ "asCell": ["opaque"] }),
-                };
-                Some(crate::schema::prepend_brand(inner, "stream"))
-            }
-            Some(Expr::Lit(Lit::Str(_)) | Expr::Tpl(_)) => Some(json!({ "type": "string" })),
-            // `str` templates are strings; `[NAME]` is a string by the platform's contract.
-            Some(Expr::TaggedTpl(t)) if matches!(&*t.tag, Expr::Ident(i) if i.sym == *"str") => {
-                Some(json!({ "type": "string" }))
-            }
-            Some(Expr::Call(_)) if key == "$NAME" => Some(json!({ "type": "string" })),
-            Some(Expr::Lit(Lit::Num(_))) => Some(json!({ "type": "number" })),
-            // `state.field`, where `state = f(…)` and `f` is declared with a
-            // function type (the platform's builtins, with its API declarations).
-            Some(Expr::Member(m))
-                if matches!(&m.prop, MemberProp::Ident(_))
-                    && bound_call(Expr::unwrap_parens(&m.obj), &locals).is_some() =>
-            {
-                let MemberProp::Ident(field) = &m.prop else { unreachable!() };
-                let init = bound_call(Expr::unwrap_parens(&m.obj), &locals).unwrap();
-                call_member(init, &field.sym, &mut generator)
-            }
-            // The `.length` of an array literal bound by name is a number; of
-            // an `as const` one (a tuple), its literal length.
-            Some(Expr::Member(m)) if matches!(&m.prop, MemberProp::Ident(p) if p.sym == *"length") => {
-                let target = match Expr::unwrap_parens(&m.obj) {
-                    Expr::Ident(id) => {
-                        locals.get(id.sym.as_ref()).or_else(|| module_consts.get(id.sym.as_ref())).copied()
-                    }
-                    _ => None,
-                };
-                match target.map(Expr::unwrap_parens) {
-                    Some(Expr::TsConstAssertion(c)) => match Expr::unwrap_parens(&c.expr) {
-                        Expr::Array(a) => Some(json!({ "type": "number", "enum": [a.elems.len()] })),
-                        _ => None,
-                    },
-                    Some(Expr::Array(_)) => Some(json!({ "type": "number" })),
-                    _ => None,
-                }
-            }
-            Some(Expr::Lit(Lit::Bool(_))) => Some(json!({ "type": "boolean" })),
-            // A cell made in the body (`new Writable<T>(…)`, `Writable.of(…)`,
-            // `cell(…)`): a result unwraps it to `T`, or to its initial value's
-            // widened type.
-            Some(e @ (Expr::New(_) | Expr::Call(_))) if cell_constructor(e).is_some() => {
-                let (type_arg, first) = cell_constructor(e).unwrap();
-                match (type_arg, first.map(Expr::unwrap_parens)) {
-                    (Some(t), _) => Some(generator.ty(t)),
-                    (None, Some(Expr::Lit(Lit::Str(_)))) => Some(json!({ "type": "string" })),
-                    (None, Some(Expr::Lit(Lit::Num(_)))) => Some(json!({ "type": "number" })),
-                    (None, Some(Expr::Lit(Lit::Bool(_)))) => Some(json!({ "type": "boolean" })),
-                    _ => None,
-                }
-            }
-            Some(Expr::JSXElement(_) | Expr::JSXFragment(_)) => Some(generator.jsx_element()),
-            _ => match (input_field.or(ident.clone().filter(|name| params.contains(name))), input) {
-                (Some(name), Some(input)) => match generator.member_type(input, &name) {
-                    // The destructured value has the field's type with its `Default`
-                    // resolved away (so an optional field with a default is present).
-                    Some((t, optional)) if !optional || has_default(t) => Some(generator.ty(t)).map(|mut s| {
-                        if let Some(map) = s.as_object_mut() {
-                            map.remove("default");
-                        }
-                        s
-                    }),
-                    _ => None,
-                },
-                _ => None,
-            },
-        };
-        // Failing the forms above, what syntax decides of the value's type.
-        let schema = schema.or_else(|| match (value, ident.as_deref()) {
-            (Some(v), _) => expr_schema(v, &mut scope, &mut generator),
-            (None, Some(name)) => name_schema(name, &mut scope, &mut generator),
-            (None, None) => None,
-        });
-        // What the compiler's per-property rebuild would give instead (see
-        // `rebuild_needed`): a literal keeps its literal type, and a name
-        // with a written type keeps that type.
-        let explicit = ident.as_deref().and_then(|name| {
-            if params.iter().any(|p| p == name) {
-                // Measured: the rebuilt type of a destructured field keeps its
-                // written type (and default) only when a scope wraps it.
-                let (t, _) = generator.member_type(input?, name)?;
-                (preserved_binding_type(t) && mentions_scope_wrapper(t)).then_some(t)
-            } else {
-                scope.written_type(name)
-            }
-        });
-        forces_rebuild |= explicit.is_some_and(mentions_scope_wrapper);
-        let rebuilt = match written.map(Expr::unwrap_parens) {
-            Some(Expr::Lit(Lit::Str(s))) => Some(json!({ "type": "string", "enum": [s.value.to_string_lossy()] })),
-            Some(Expr::Tpl(t)) if t.exprs.is_empty() && t.quasis.len() == 1 => {
-                let text = t.quasis[0].cooked.as_ref().map(|c| c.to_string_lossy().into_owned());
-                text.map(|text| json!({ "type": "string", "enum": [text] }))
-            }
-            Some(Expr::Lit(Lit::Num(n))) => Some(json!({ "type": "number", "enum": [crate::schema::num(n.value)] })),
-            Some(Expr::Lit(Lit::Bool(b))) => Some(json!({ "type": "boolean", "enum": [b.value] })),
-            _ => explicit.map(|t| generator.ty(t)),
-        };
-        match schema {
+        let read = read_result_property(&names, &key, value, &mut scope, &mut generator);
+        forces_rebuild |= read.scope_wrapped;
+        match read.schema {
             Some(s) => {
-                rebuilt_properties.push((key.clone(), rebuilt.unwrap_or_else(|| s.clone())));
+                rebuilt_properties.push((key.clone(), read.rebuilt.unwrap_or_else(|| s.clone())));
                 properties.insert(key.clone(), s);
                 required.push(key);
             }
             None => notes.push(format!("result: `{key}` needs a type checker to infer")),
         }
     }
-    // The compiler rebuilds an inferred result property by property when
-    // the inferred type mentions `any` or `unknown` outside a named type, or
-    // a returned name's written type carries a scope (`PerUser<…>`); the
-    // rebuild is dropped when any property is itself `any` or `unknown`.
-    let rebuild_needed = forces_rebuild || properties.values().any(mentions_any_or_unknown);
-    if rebuild_needed && !rebuilt_properties.iter().any(|(_, s)| is_any_or_unknown(s)) {
-        for (key, s) in rebuilt_properties {
-            properties.insert(key, s);
-        }
-    }
+    apply_rebuild(&mut properties, rebuilt_properties, forces_rebuild);
     let mut schema = json!({ "type": "object", "properties": properties });
     if !required.is_empty() {
         schema["required"] = json!(required);
@@ -598,6 +491,274 @@ fn infer_result(
     let g = generator.finish_with(schema);
     notes.extend(g.unsupported.into_iter().map(|u| format!("result: {u}")));
     (Some(g.schema), notes)
+}
+
+/// What a returned property's value may name: the pattern's input type and
+/// the fields its parameter binds (or the name of the whole input), the
+/// body's and the module's constants, and the module's handler factories.
+struct ResultNames<'n, 'a> {
+    input: Option<&'a TsType>,
+    params: &'n [String],
+    whole: Option<&'n str>,
+    locals: &'n HashMap<&'a str, &'a Expr>,
+    module_consts: &'n HashMap<&'a str, &'a Expr>,
+    handlers: &'n HashMap<String, Option<&'a TsType>>,
+}
+
+impl<'a> ResultNames<'_, 'a> {
+    /// The constant a name is bound to, in the pattern body or else at the
+    /// top of the module.
+    fn constant(&self, name: &str) -> Option<&'a Expr> {
+        self.locals.get(name).or_else(|| self.module_consts.get(name)).copied()
+    }
+}
+
+/// One returned property read: its schema (`None` when a type checker is
+/// needed), what the compiler's per-property rebuild would give instead,
+/// and whether its written type carries a scope (which forces the rebuild).
+struct PropertyRead {
+    schema: Option<Value>,
+    rebuilt: Option<Value>,
+    scope_wrapped: bool,
+}
+
+/// A returned property's key as written (a computed `[NAME]` as `$NAME`)
+/// and its value (`None` for a shorthand).
+fn result_key_value(prop: &Prop) -> (Option<String>, Option<&Expr>) {
+    match prop {
+        Prop::Shorthand(id) => (Some(id.sym.to_string()), None),
+        Prop::KeyValue(kv) => (
+            match &kv.key {
+                PropName::Ident(i) => Some(i.sym.to_string()),
+                PropName::Str(s) => Some(s.value.to_string_lossy().into_owned()),
+                PropName::Computed(c) => match &*c.expr {
+                    Expr::Ident(i) => Some(format!("${}", i.sym)),
+                    _ => None,
+                },
+                _ => None,
+            },
+            Some(&*kv.value),
+        ),
+        _ => (None, None),
+    }
+}
+
+/// The schemas of the returned property `key` (whose value is `value`, or
+/// the name `key` itself for a shorthand).
+fn read_result_property<'a>(
+    names: &ResultNames<'_, 'a>,
+    key: &str,
+    value: Option<&'a Expr>,
+    scope: &mut Scope<'a>,
+    generator: &mut SchemaGen<'_, 'a>,
+) -> PropertyRead {
+    let params = names.params;
+    let ident = match value.map(Expr::unwrap_parens) {
+        None => Some(key.to_string()),
+        Some(Expr::Ident(i)) => Some(i.sym.to_string()),
+        _ => None,
+    };
+    let written = value;
+    let input_field = whole_input_field(value, names.whole);
+    // A name bound in the pattern body stands for its initializer.
+    // A handler factory returned unbound is a stream with no known event.
+    let unbound_handler = matches!(value.map(Expr::unwrap_parens), None | Some(Expr::Ident(_)))
+        && ident.as_ref().is_some_and(|name| {
+            !params.contains(name)
+                && !names.locals.contains_key(name.as_str())
+                && names.handlers.contains_key(name.as_str())
+        });
+    // A name bound in the pattern body, or else at the top of the module,
+    // stands for its initializer.
+    let value = match &ident {
+        Some(name) if !params.contains(name) => names.constant(name).or(value),
+        _ => value,
+    };
+    // A name bound with a written type (`const x: T = …`) has that type.
+    let written_type =
+        ident.as_deref().filter(|name| !params.contains(&name.to_string())).and_then(|name| scope.written_type(name));
+    let schema = match written_type {
+        Some(t) => Some(generator.ty(t)),
+        None if unbound_handler => Some(json!({ "asCell": ["stream"] })),
+        None => value_form_schema(names, key, value, ident.as_deref(), input_field, generator),
+    };
+    // Failing the forms above, what syntax decides of the value's type.
+    let schema = schema.or_else(|| match (value, ident.as_deref()) {
+        (Some(v), _) => expr_schema(v, scope, generator),
+        (None, Some(name)) => name_schema(name, scope, generator),
+        (None, None) => None,
+    });
+    let explicit = rebuild_written_type(names, ident.as_deref(), scope, generator);
+    let rebuilt = rebuilt_schema(written, explicit, generator);
+    PropertyRead { schema, rebuilt, scope_wrapped: explicit.is_some_and(mentions_scope_wrapper) }
+}
+
+/// `state.value`, where `state` is the whole input, is the field `value`.
+fn whole_input_field(value: Option<&Expr>, whole: Option<&str>) -> Option<String> {
+    match value.map(Expr::unwrap_parens) {
+        Some(Expr::Member(m)) => match (&*m.obj, &m.prop) {
+            (Expr::Ident(obj), MemberProp::Ident(field)) if whole == Some(obj.sym.as_ref()) => {
+                Some(field.sym.to_string())
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The schema of a returned value by its form, as the compiler infers it:
+/// streams, literals, cells, JSX, fields of builtin results and of the input.
+fn value_form_schema<'a>(
+    names: &ResultNames<'_, 'a>,
+    key: &str,
+    value: Option<&'a Expr>,
+    ident: Option<&str>,
+    input_field: Option<String>,
+    generator: &mut SchemaGen<'_, 'a>,
+) -> Option<Value> {
+    match value.map(Expr::unwrap_parens) {
+        // A bound handler or an action is a stream of its event.
+        Some(Expr::Call(c)) if stream_event(c, names.handlers).is_some() => {
+            let event = stream_event(c, names.handlers).flatten();
+            let inner = match event {
+                Some(t) => generator.ty(t),
+                None => json!({ "asCell": ["opaque"] }),
+            };
+            Some(crate::schema::prepend_brand(inner, "stream"))
+        }
+        Some(Expr::Lit(Lit::Str(_)) | Expr::Tpl(_)) => Some(json!({ "type": "string" })),
+        // `str` templates are strings; `[NAME]` is a string by the platform's contract.
+        Some(Expr::TaggedTpl(t)) if matches!(&*t.tag, Expr::Ident(i) if i.sym == *"str") => {
+            Some(json!({ "type": "string" }))
+        }
+        Some(Expr::Call(_)) if key == "$NAME" => Some(json!({ "type": "string" })),
+        Some(Expr::Lit(Lit::Num(_))) => Some(json!({ "type": "number" })),
+        // `state.field`, where `state = f(…)` and `f` is declared with a
+        // function type (the platform's builtins, with its API declarations).
+        Some(Expr::Member(m))
+            if matches!(&m.prop, MemberProp::Ident(_))
+                && bound_call(Expr::unwrap_parens(&m.obj), names.locals).is_some() =>
+        {
+            let MemberProp::Ident(field) = &m.prop else { unreachable!() };
+            let init = bound_call(Expr::unwrap_parens(&m.obj), names.locals).unwrap();
+            call_member(init, &field.sym, generator)
+        }
+        Some(Expr::Member(m)) if matches!(&m.prop, MemberProp::Ident(p) if p.sym == *"length") => {
+            literal_length_schema(names, &m.obj)
+        }
+        Some(Expr::Lit(Lit::Bool(_))) => Some(json!({ "type": "boolean" })),
+        Some(e @ (Expr::New(_) | Expr::Call(_))) if cell_constructor(e).is_some() => cell_value_schema(e, generator),
+        Some(Expr::JSXElement(_) | Expr::JSXFragment(_)) => Some(generator.jsx_element()),
+        _ => {
+            let field = input_field.or(ident.map(str::to_string).filter(|name| names.params.contains(name)));
+            match (field, names.input) {
+                (Some(name), Some(input)) => destructured_field_schema(input, &name, generator),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// The `.length` of an array literal bound by name is a number; of an
+/// `as const` one (a tuple), its literal length.
+fn literal_length_schema(names: &ResultNames<'_, '_>, target: &Expr) -> Option<Value> {
+    let target = match Expr::unwrap_parens(target) {
+        Expr::Ident(id) => names.constant(id.sym.as_ref()),
+        _ => None,
+    };
+    match target.map(Expr::unwrap_parens) {
+        Some(Expr::TsConstAssertion(c)) => match Expr::unwrap_parens(&c.expr) {
+            Expr::Array(a) => Some(json!({ "type": "number", "enum": [a.elems.len()] })),
+            _ => None,
+        },
+        Some(Expr::Array(_)) => Some(json!({ "type": "number" })),
+        _ => None,
+    }
+}
+
+/// A cell made in the body (`new Writable<T>(…)`, `Writable.of(…)`,
+/// `cell(…)`): a result unwraps it to `T`, or to its initial value's
+/// widened type.
+fn cell_value_schema(e: &Expr, generator: &mut SchemaGen<'_, '_>) -> Option<Value> {
+    let (type_arg, first) = cell_constructor(e).unwrap();
+    match (type_arg, first.map(Expr::unwrap_parens)) {
+        (Some(t), _) => Some(generator.ty(t)),
+        (None, Some(Expr::Lit(Lit::Str(_)))) => Some(json!({ "type": "string" })),
+        (None, Some(Expr::Lit(Lit::Num(_)))) => Some(json!({ "type": "number" })),
+        (None, Some(Expr::Lit(Lit::Bool(_)))) => Some(json!({ "type": "boolean" })),
+        _ => None,
+    }
+}
+
+/// A field of the input, as destructured by the pattern's parameter.
+fn destructured_field_schema<'a>(input: &'a TsType, name: &str, generator: &mut SchemaGen<'_, 'a>) -> Option<Value> {
+    match generator.member_type(input, name) {
+        // The destructured value has the field's type with its `Default`
+        // resolved away (so an optional field with a default is present).
+        Some((t, optional)) if !optional || has_default(t) => Some(generator.ty(t)).map(|mut s| {
+            if let Some(map) = s.as_object_mut() {
+                map.remove("default");
+            }
+            s
+        }),
+        _ => None,
+    }
+}
+
+/// The written type the compiler's per-property rebuild keeps for a
+/// returned name (see `rebuild_needed` in [`apply_rebuild`]).
+fn rebuild_written_type<'a>(
+    names: &ResultNames<'_, 'a>,
+    ident: Option<&str>,
+    scope: &Scope<'a>,
+    generator: &SchemaGen<'_, 'a>,
+) -> Option<&'a TsType> {
+    let name = ident?;
+    if names.params.iter().any(|p| p == name) {
+        // Measured: the rebuilt type of a destructured field keeps its
+        // written type (and default) only when a scope wraps it.
+        let (t, _) = generator.member_type(names.input?, name)?;
+        (preserved_binding_type(t) && mentions_scope_wrapper(t)).then_some(t)
+    } else {
+        scope.written_type(name)
+    }
+}
+
+/// What the compiler's per-property rebuild would give instead (see
+/// `rebuild_needed` in [`apply_rebuild`]): a literal keeps its literal
+/// type, and a name with a written type keeps that type.
+fn rebuilt_schema(
+    written: Option<&Expr>,
+    explicit: Option<&TsType>,
+    generator: &mut SchemaGen<'_, '_>,
+) -> Option<Value> {
+    match written.map(Expr::unwrap_parens) {
+        Some(Expr::Lit(Lit::Str(s))) => Some(json!({ "type": "string", "enum": [s.value.to_string_lossy()] })),
+        Some(Expr::Tpl(t)) if t.exprs.is_empty() && t.quasis.len() == 1 => {
+            let text = t.quasis[0].cooked.as_ref().map(|c| c.to_string_lossy().into_owned());
+            text.map(|text| json!({ "type": "string", "enum": [text] }))
+        }
+        Some(Expr::Lit(Lit::Num(n))) => Some(json!({ "type": "number", "enum": [crate::schema::num(n.value)] })),
+        Some(Expr::Lit(Lit::Bool(b))) => Some(json!({ "type": "boolean", "enum": [b.value] })),
+        _ => explicit.map(|t| generator.ty(t)),
+    }
+}
+
+/// The compiler rebuilds an inferred result property by property when
+/// the inferred type mentions `any` or `unknown` outside a named type, or
+/// a returned name's written type carries a scope (`PerUser<…>`); the
+/// rebuild is dropped when any property is itself `any` or `unknown`.
+fn apply_rebuild(
+    properties: &mut serde_json::Map<String, Value>,
+    rebuilt_properties: Vec<(String, Value)>,
+    forces_rebuild: bool,
+) {
+    let rebuild_needed = forces_rebuild || properties.values().any(mentions_any_or_unknown);
+    if rebuild_needed && !rebuilt_properties.iter().any(|(_, s)| is_any_or_unknown(s)) {
+        for (key, s) in rebuilt_properties {
+            properties.insert(key, s);
+        }
+    }
 }
 
 /// The bindings of the module's top level and of the pattern body, for

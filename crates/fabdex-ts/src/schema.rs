@@ -1014,29 +1014,9 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
     }
 
     pub fn ty(&mut self, t: &TsType) -> Value {
-        use TsKeywordTypeKind as K;
         match t {
-            TsType::TsKeywordType(k) => match k.kind {
-                K::TsStringKeyword => json!({ "type": "string" }),
-                K::TsNumberKeyword => json!({ "type": "number" }),
-                K::TsBooleanKeyword => json!({ "type": "boolean" }),
-                K::TsBigIntKeyword => json!({ "type": "integer" }),
-                K::TsNullKeyword => json!({ "type": "null" }),
-                K::TsUndefinedKeyword => json!({ "type": "undefined" }),
-                K::TsVoidKeyword => json!({ "asCell": ["opaque"] }),
-                K::TsNeverKeyword => Value::Bool(false),
-                K::TsAnyKeyword => Value::Bool(true),
-                K::TsUnknownKeyword => json!({ "type": "unknown" }),
-                K::TsObjectKeyword => json!({ "type": "object", "additionalProperties": true }),
-                _ => self.unsupported(format!("keyword type {:?}", k.kind)),
-            },
-            TsType::TsLitType(l) => match &l.lit {
-                TsLit::Str(s) => json!({ "type": "string", "enum": [s.value.to_string_lossy()] }),
-                TsLit::Number(n) => json!({ "type": "number", "enum": [num(n.value)] }),
-                TsLit::Bool(b) => json!({ "type": "boolean", "enum": [b.value] }),
-                TsLit::BigInt(_) => json!({ "type": "integer" }),
-                TsLit::Tpl(_) => json!({ "type": "string" }),
-            },
+            TsType::TsKeywordType(k) => self.keyword_type(k.kind),
+            TsType::TsLitType(l) => literal_type(&l.lit),
             TsType::TsArrayType(a) => self.array_of(&a.elem_type),
             TsType::TsTupleType(tu) => {
                 let members: Vec<Value> = tu.elem_types.iter().map(|e| self.ty(&e.ty)).collect();
@@ -1048,73 +1028,104 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             TsType::TsTypeLit(o) => self.object(&o.members, &[]),
             TsType::TsUnionOrIntersectionType(TsUnionOrIntersectionType::TsUnionType(u)) => self.union(&u.types),
             TsType::TsUnionOrIntersectionType(TsUnionOrIntersectionType::TsIntersectionType(i)) => {
-                // The checker resolves an intersection's properties itself: its
-                // named parts contribute their members, not a `$ref`.
-                let parts: Vec<Value> = i.types.iter().map(|t| self.intersection_part(t)).collect();
-                let mut properties = Map::new();
-                let mut required: Vec<Value> = Vec::new();
-                for p in &parts {
-                    if let Some(props) = p.get("properties").and_then(|x| x.as_object()) {
-                        for (k, v) in props {
-                            properties.entry(k.clone()).or_insert_with(|| v.clone());
-                        }
-                    }
-                    for r in p.get("required").and_then(|x| x.as_array()).into_iter().flatten() {
-                        if !required.contains(r) {
-                            required.push(r.clone());
-                        }
-                    }
-                }
-                let mut out = json!({ "type": "object", "properties": properties });
-                if !required.is_empty() {
-                    out["required"] = json!(required);
-                }
-                out
+                self.intersection(&i.types)
             }
-            TsType::TsTypeRef(r) => {
-                let name = match &r.type_name {
-                    TsEntityName::Ident(id) => id.sym.to_string(),
-                    TsEntityName::TsQualifiedName(q) => {
-                        if q.right.sym == *"Element" && matches!(&q.left, TsEntityName::Ident(l) if l.sym == *"JSX") {
-                            return self.jsx_element();
-                        }
-                        return self.unsupported(format!("qualified type name `{}`", q.right.sym));
-                    }
-                };
-                let args: Vec<&TsType> = r.type_params.iter().flat_map(|p| p.params.iter().map(|b| &**b)).collect();
-                self.type_ref(&name, &args)
-            }
+            TsType::TsTypeRef(r) => self.written_type_ref(r),
             TsType::TsFnOrConstructorType(_) => self.unsupported("function type".into()),
             TsType::TsTypeQuery(_) => self.unsupported("typeof type".into()),
-            TsType::TsIndexedAccessType(ia) => {
-                if let Some(mut values) = self.const_tuple_elements(ia) {
-                    self.env.literals.sort(&mut values);
-                    return union_of(Vec::new(), Some(values));
-                }
-                // `Named["field"]`: the declared type of that field.
-                if let TsType::TsTypeRef(r) = &*ia.obj_type
-                    && r.type_params.is_none()
-                    && let TsEntityName::Ident(id) = &r.type_name
-                    && let TsType::TsLitType(l) = &*ia.index_type
-                    && let TsLit::Str(key) = &l.lit
-                    && let Some(member) = self.named_member(&id.sym, &key.value.to_string_lossy())
-                {
-                    // `A["f"]` whose type is `A["f"]` again is circular (a type error).
-                    let access = format!("{}[{}]", id.sym, key.value.to_string_lossy());
-                    if self.inline_stack.contains(&access) {
-                        return self.unsupported(format!("circular indexed access `{access}`"));
-                    }
-                    self.inline_stack.push(access);
-                    let schema = self.ty(member);
-                    self.inline_stack.pop();
-                    return schema;
-                }
-                self.unsupported("indexed access type".into())
-            }
+            TsType::TsIndexedAccessType(ia) => self.indexed_access(ia),
             TsType::TsMappedType(_) => self.unsupported("mapped type".into()),
             TsType::TsConditionalType(_) => json!({}),
             _ => self.unsupported("type form".into()),
         }
+    }
+
+    /// A keyword type (`string`, `void`, `any`, …).
+    fn keyword_type(&mut self, kind: TsKeywordTypeKind) -> Value {
+        use TsKeywordTypeKind as K;
+        match kind {
+            K::TsStringKeyword => json!({ "type": "string" }),
+            K::TsNumberKeyword => json!({ "type": "number" }),
+            K::TsBooleanKeyword => json!({ "type": "boolean" }),
+            K::TsBigIntKeyword => json!({ "type": "integer" }),
+            K::TsNullKeyword => json!({ "type": "null" }),
+            K::TsUndefinedKeyword => json!({ "type": "undefined" }),
+            K::TsVoidKeyword => json!({ "asCell": ["opaque"] }),
+            K::TsNeverKeyword => Value::Bool(false),
+            K::TsAnyKeyword => Value::Bool(true),
+            K::TsUnknownKeyword => json!({ "type": "unknown" }),
+            K::TsObjectKeyword => json!({ "type": "object", "additionalProperties": true }),
+            _ => self.unsupported(format!("keyword type {kind:?}")),
+        }
+    }
+
+    /// An intersection `A & B`: one object of its parts' properties.
+    fn intersection(&mut self, types: &[Box<TsType>]) -> Value {
+        // The checker resolves an intersection's properties itself: its
+        // named parts contribute their members, not a `$ref`.
+        let parts: Vec<Value> = types.iter().map(|t| self.intersection_part(t)).collect();
+        let mut properties = Map::new();
+        let mut required: Vec<Value> = Vec::new();
+        for p in &parts {
+            if let Some(props) = p.get("properties").and_then(|x| x.as_object()) {
+                for (k, v) in props {
+                    properties.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+            for r in p.get("required").and_then(|x| x.as_array()).into_iter().flatten() {
+                if !required.contains(r) {
+                    required.push(r.clone());
+                }
+            }
+        }
+        let mut out = json!({ "type": "object", "properties": properties });
+        if !required.is_empty() {
+            out["required"] = json!(required);
+        }
+        out
+    }
+
+    /// A type reference as written (`Name<Args>`, `JSX.Element`).
+    fn written_type_ref(&mut self, r: &swc_ecma_ast::TsTypeRef) -> Value {
+        let name = match &r.type_name {
+            TsEntityName::Ident(id) => id.sym.to_string(),
+            TsEntityName::TsQualifiedName(q) => {
+                if q.right.sym == *"Element" && matches!(&q.left, TsEntityName::Ident(l) if l.sym == *"JSX") {
+                    return self.jsx_element();
+                }
+                return self.unsupported(format!("qualified type name `{}`", q.right.sym));
+            }
+        };
+        let args: Vec<&TsType> = r.type_params.iter().flat_map(|p| p.params.iter().map(|b| &**b)).collect();
+        self.type_ref(&name, &args)
+    }
+
+    /// An indexed access type: an element of a constant tuple, or the
+    /// declared type of a named type's field (`Named["field"]`).
+    fn indexed_access(&mut self, ia: &swc_ecma_ast::TsIndexedAccessType) -> Value {
+        if let Some(mut values) = self.const_tuple_elements(ia) {
+            self.env.literals.sort(&mut values);
+            return union_of(Vec::new(), Some(values));
+        }
+        // `Named["field"]`: the declared type of that field.
+        if let TsType::TsTypeRef(r) = &*ia.obj_type
+            && r.type_params.is_none()
+            && let TsEntityName::Ident(id) = &r.type_name
+            && let TsType::TsLitType(l) = &*ia.index_type
+            && let TsLit::Str(key) = &l.lit
+            && let Some(member) = self.named_member(&id.sym, &key.value.to_string_lossy())
+        {
+            // `A["f"]` whose type is `A["f"]` again is circular (a type error).
+            let access = format!("{}[{}]", id.sym, key.value.to_string_lossy());
+            if self.inline_stack.contains(&access) {
+                return self.unsupported(format!("circular indexed access `{access}`"));
+            }
+            self.inline_stack.push(access);
+            let schema = self.ty(member);
+            self.inline_stack.pop();
+            return schema;
+        }
+        self.unsupported("indexed access type".into())
     }
 
     /// `T[]` / `Array<T>`. TypeScript interns an array type per element type,
@@ -1606,120 +1617,16 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             return bound.clone();
         }
         if let Some(brand) = wrapper_brand(name) {
-            let inner = match args.first() {
-                Some(t) => self.ty(t),
-                None if brand == "sqlite" => Value::Bool(true),
-                None => Value::Bool(true),
-            };
-            if self.result && brand == "cell" {
-                // The compiler drops `asCell` from `{asCell: ["cell"]}`: `{}`, not `true`.
-                return if inner == Value::Bool(true) { json!({}) } else { inner };
-            }
-            return prepend_brand(inner, brand);
+            return self.wrapper_type(brand, args);
         }
         if let Some(schema) = self.cfc_alias(name, args) {
             return schema;
         }
         if let Some(scope) = scope_of(name) {
-            let inner = args.first().map_or(Value::Bool(true), |t| self.ty(t));
-            // A result unwraps a cell, and the scope was the cell's.
-            let scoped_cell = args.first().is_some_and(|t| {
-                matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, TsEntityName::Ident(id) if wrapper_brand(&id.sym) == Some("cell")))
-            });
-            if self.result && scoped_cell {
-                return inner;
-            }
-            return apply_scope(inner, scope);
+            return self.scoped_type(scope, args);
         }
-        match name {
-            // `ReturnType<typeof h>` of a handler factory `h = handler<E, C>(…)`:
-            // what applying it gives, a stream of `E`.
-            "ReturnType" => {
-                // `ReturnType<typeof handler>`: some handler's stream, event unknown.
-                if let Some(TsType::TsTypeQuery(q)) = args.first()
-                    && matches!(&q.expr_name, swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(id)) if id.sym == *"handler")
-                {
-                    return json!({ "asCell": ["stream"] });
-                }
-                // `ReturnType<typeof P>` of a pattern factory: its output.
-                if let Some(TsType::TsTypeQuery(q)) = args.first()
-                    && let swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(id)) = &q.expr_name
-                    && let Some(output) = self.env.pattern_outputs.get(id.sym.as_ref()).copied()
-                {
-                    return self.ty(output);
-                }
-                if let Some(event) = args.first().and_then(|t| self.handler_event_of_typeof(t)) {
-                    let inner = match event {
-                        Some(e) => self.ty(e),
-                        None => Value::Bool(true),
-                    };
-                    return prepend_brand(inner, "stream");
-                }
-                return self.unsupported("ReturnType of something other than a handler factory".into());
-            }
-            "Reactive" => {
-                let inner = args.first().map_or(Value::Bool(true), |t| self.ty(t));
-                // The compiler sees the stream through the alias and again
-                // inside it: `Reactive<Stream<E>>` is `asCell: ["stream", "stream"]`.
-                let of_stream = args.first().is_some_and(|t| {
-                    matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, TsEntityName::Ident(id) if wrapper_brand(&id.sym) == Some("stream")))
-                });
-                return if of_stream { prepend_brand(inner, "stream") } else { inner };
-            }
-            "Default" => {
-                let mut s = args.first().map_or(Value::Bool(true), |t| self.ty(t));
-                if let Some(v) = args.get(1).and_then(|t| self.default_value(t)) {
-                    s = with_key(s, "default", v);
-                }
-                return s;
-            }
-            "Array" | "ReadonlyArray" => {
-                return match args.first() {
-                    Some(t) => self.array_of(t),
-                    None => json!({ "type": "array", "items": true }),
-                };
-            }
-            "Record" => {
-                let value = args.get(1).map_or(Value::Bool(true), |t| self.ty(t));
-                // Number keys make a record an array to the compiler.
-                if matches!(args.first(), Some(TsType::TsKeywordType(k)) if k.kind == TsKeywordTypeKind::TsNumberKeyword)
-                {
-                    return json!({ "type": "array", "items": value });
-                }
-                return json!({ "type": "object", "properties": {}, "additionalProperties": value });
-            }
-            // `Schema<typeof X>`: the type the platform's API derives from a
-            // JSON Schema written as a constant.
-            "Schema" if !self.env.decls.contains_key(name) => {
-                if let Some(TsType::TsTypeQuery(q)) = args.first()
-                    && let swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(id)) = &q.expr_name
-                    && let Some(init) = self.env.top_level_const(&id.sym)
-                    && let Some(written) = self.env.schema_literal(init)
-                    && let Some(schema) = self.type_of_json_schema(&written, 0)
-                {
-                    return schema;
-                }
-                return self.unsupported("`Schema<…>` of something other than a constant JSON Schema".into());
-            }
-            // The mapped utility types over an object: its properties kept,
-            // dropped, or all made optional.
-            "Omit" | "Pick" | "Partial" if !self.env.decls.contains_key(name) => {
-                if let Some(schema) = self.utility_object(name, args) {
-                    return schema;
-                }
-                return self.unsupported(format!("`{name}<…>` of something other than an object type"));
-            }
-            "VNode" | "JSXElement" => return json!({ "$ref": VNODE_REF }),
-            "Date" | "RegExp" | "Uint8Array" => return json!({ "type": "object" }),
-            // The compiler's native types: JSON Schemas and binary buffers are
-            // not a meaningful filter, whoever declares them.
-            "JSONSchema" | "JSONSchemaObj" | "ArrayBuffer" | "ArrayBufferLike" | "SharedArrayBuffer"
-            | "ArrayBufferView" | "Uint8ClampedArray" | "Int8Array" | "Uint16Array" | "Int16Array" | "Uint32Array"
-            | "Int32Array" | "Float32Array" | "Float64Array" | "BigInt64Array" | "BigUint64Array" => {
-                return Value::Bool(true);
-            }
-            "URL" => return json!({ "type": "string", "format": "uri" }),
-            _ => {}
+        if let Some(schema) = self.builtin_type_ref(name, args) {
+            return schema;
         }
         if name == "UIRenderable" && !self.env.decls.contains_key(name) {
             self.define("UIRenderable", ui_renderable());
@@ -1734,8 +1641,191 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
         self.unsupported(format!("unresolved type `{name}`"))
     }
 
+    /// A cell wrapper (`Writable<T>`, `Stream<T>`, …): `T` with the
+    /// wrapper's brand prepended to `asCell`.
+    fn wrapper_type(&mut self, brand: &str, args: &[&TsType]) -> Value {
+        let inner = match args.first() {
+            Some(t) => self.ty(t),
+            None if brand == "sqlite" => Value::Bool(true),
+            None => Value::Bool(true),
+        };
+        if self.result && brand == "cell" {
+            // The compiler drops `asCell` from `{asCell: ["cell"]}`: `{}`, not `true`.
+            return if inner == Value::Bool(true) { json!({}) } else { inner };
+        }
+        prepend_brand(inner, brand)
+    }
+
+    /// A scope wrapper (`PerUser<T>`, …): `T` with the scope applied.
+    fn scoped_type(&mut self, scope: &str, args: &[&TsType]) -> Value {
+        let inner = args.first().map_or(Value::Bool(true), |t| self.ty(t));
+        // A result unwraps a cell, and the scope was the cell's.
+        let scoped_cell = args.first().is_some_and(|t| {
+            matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, TsEntityName::Ident(id) if wrapper_brand(&id.sym) == Some("cell")))
+        });
+        if self.result && scoped_cell {
+            return inner;
+        }
+        apply_scope(inner, scope)
+    }
+
+    /// The types the compiler knows by name (`ReturnType`, `Default`,
+    /// `Array`, `Record`, the utility types, the platform's and the
+    /// language's native types); `None` for any other name.
+    fn builtin_type_ref(&mut self, name: &str, args: &[&TsType]) -> Option<Value> {
+        match name {
+            "ReturnType" => Some(self.return_type(args)),
+            "Reactive" => {
+                let inner = args.first().map_or(Value::Bool(true), |t| self.ty(t));
+                // The compiler sees the stream through the alias and again
+                // inside it: `Reactive<Stream<E>>` is `asCell: ["stream", "stream"]`.
+                let of_stream = args.first().is_some_and(|t| {
+                    matches!(t, TsType::TsTypeRef(r) if matches!(&r.type_name, TsEntityName::Ident(id) if wrapper_brand(&id.sym) == Some("stream")))
+                });
+                Some(if of_stream { prepend_brand(inner, "stream") } else { inner })
+            }
+            "Default" => {
+                let mut s = args.first().map_or(Value::Bool(true), |t| self.ty(t));
+                if let Some(v) = args.get(1).and_then(|t| self.default_value(t)) {
+                    s = with_key(s, "default", v);
+                }
+                Some(s)
+            }
+            "Array" | "ReadonlyArray" => Some(match args.first() {
+                Some(t) => self.array_of(t),
+                None => json!({ "type": "array", "items": true }),
+            }),
+            "Record" => {
+                let value = args.get(1).map_or(Value::Bool(true), |t| self.ty(t));
+                // Number keys make a record an array to the compiler.
+                if matches!(args.first(), Some(TsType::TsKeywordType(k)) if k.kind == TsKeywordTypeKind::TsNumberKeyword)
+                {
+                    return Some(json!({ "type": "array", "items": value }));
+                }
+                Some(json!({ "type": "object", "properties": {}, "additionalProperties": value }))
+            }
+            "Schema" if !self.env.decls.contains_key(name) => Some(self.schema_of_constant(args)),
+            // The mapped utility types over an object: its properties kept,
+            // dropped, or all made optional.
+            "Omit" | "Pick" | "Partial" if !self.env.decls.contains_key(name) => {
+                if let Some(schema) = self.utility_object(name, args) {
+                    return Some(schema);
+                }
+                Some(self.unsupported(format!("`{name}<…>` of something other than an object type")))
+            }
+            "VNode" | "JSXElement" => Some(json!({ "$ref": VNODE_REF })),
+            "Date" | "RegExp" | "Uint8Array" => Some(json!({ "type": "object" })),
+            // The compiler's native types: JSON Schemas and binary buffers are
+            // not a meaningful filter, whoever declares them.
+            "JSONSchema" | "JSONSchemaObj" | "ArrayBuffer" | "ArrayBufferLike" | "SharedArrayBuffer"
+            | "ArrayBufferView" | "Uint8ClampedArray" | "Int8Array" | "Uint16Array" | "Int16Array" | "Uint32Array"
+            | "Int32Array" | "Float32Array" | "Float64Array" | "BigInt64Array" | "BigUint64Array" => {
+                Some(Value::Bool(true))
+            }
+            "URL" => Some(json!({ "type": "string", "format": "uri" })),
+            _ => None,
+        }
+    }
+
+    /// `ReturnType<typeof h>` of a handler factory `h = handler<E, C>(…)`:
+    /// what applying it gives, a stream of `E`; of a pattern factory, its output.
+    fn return_type(&mut self, args: &[&TsType]) -> Value {
+        // `ReturnType<typeof handler>`: some handler's stream, event unknown.
+        if let Some(TsType::TsTypeQuery(q)) = args.first()
+            && matches!(&q.expr_name, swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(id)) if id.sym == *"handler")
+        {
+            return json!({ "asCell": ["stream"] });
+        }
+        // `ReturnType<typeof P>` of a pattern factory: its output.
+        if let Some(TsType::TsTypeQuery(q)) = args.first()
+            && let swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(id)) = &q.expr_name
+            && let Some(output) = self.env.pattern_outputs.get(id.sym.as_ref()).copied()
+        {
+            return self.ty(output);
+        }
+        if let Some(event) = args.first().and_then(|t| self.handler_event_of_typeof(t)) {
+            let inner = match event {
+                Some(e) => self.ty(e),
+                None => Value::Bool(true),
+            };
+            return prepend_brand(inner, "stream");
+        }
+        self.unsupported("ReturnType of something other than a handler factory".into())
+    }
+
+    /// `Schema<typeof X>`: the type the platform's API derives from a JSON
+    /// Schema written as a constant.
+    fn schema_of_constant(&mut self, args: &[&TsType]) -> Value {
+        if let Some(TsType::TsTypeQuery(q)) = args.first()
+            && let swc_ecma_ast::TsTypeQueryExpr::TsEntityName(TsEntityName::Ident(id)) = &q.expr_name
+            && let Some(init) = self.env.top_level_const(&id.sym)
+            && let Some(written) = self.env.schema_literal(init)
+            && let Some(schema) = self.type_of_json_schema(&written, 0)
+        {
+            return schema;
+        }
+        self.unsupported("`Schema<…>` of something other than a constant JSON Schema".into())
+    }
+
     fn union(&mut self, types: &[Box<TsType>]) -> Value {
-        // `T | Default<V>`: the default applies to the union of the other members.
+        let (default, mut rest) = self.split_default(types);
+        // `any` and `unknown` absorb every other member, a `Default` too.
+        if let Some(top) = rest.iter().find(|t| {
+            matches!(t, TsType::TsKeywordType(k) if matches!(k.kind, TsKeywordTypeKind::TsAnyKeyword | TsKeywordTypeKind::TsUnknownKeyword))
+        }) {
+            return self.ty(top);
+        }
+        if default.is_none() {
+            if let Some(alias) = self.covering_alias(&rest) {
+                return self.ty(alias);
+            }
+            rest = self.flattened(rest, 0);
+            // The checker's union is ordered by type id; a `Default` union is
+            // formatted from its written members instead.
+            rest.sort_by_key(|t| self.type_id_rank(t));
+        }
+        let literals = union_literals(&rest, default.is_none());
+        // `Cell<T> | null`: the compiler keeps the checker's order here,
+        // `null` (an intrinsic) before the cell.
+        if default.is_none()
+            && rest.len() == 2
+            && let Some(schema) = self.null_or_cell(&rest)
+        {
+            return schema;
+        }
+        // `Named | null` (without a `Default`, which makes another type) has
+        // an identity of its own in the compiler, as `Named[]` has.
+        if default.is_none()
+            && rest.len() == 2
+            && let Some(identity) = self.nullable_named_identity(&rest)
+        {
+            let rest: Vec<&TsType> = rest.clone();
+            return self.anonymous(identity, |g| {
+                let members: Vec<Value> = rest.iter().map(|t| g.ty(t)).collect();
+                union_of(members, None)
+            });
+        }
+        let non_null: Vec<Value> = literals.iter().flatten().filter(|v| !v.is_null()).cloned().collect();
+        let schema = if let (Some(_), Some(values)) = (&default, &literals)
+            && rest.len() > 1
+            && let Some(ty) = same_literal_type(&non_null)
+        {
+            defaulted_literal_enum(non_null, ty, values.contains(&Value::Null))
+        } else if rest.len() == 1 {
+            self.ty(rest[0])
+        } else {
+            self.union_members(&rest, literals, default.is_none())
+        };
+        match default {
+            Some(v) => with_key(schema, "default", v),
+            None => schema,
+        }
+    }
+
+    /// `T | Default<V>`: the default applies to the union of the other
+    /// members. The default's value, and the members without it (a
+    /// two-argument `Default<T, V>` gives its `T`).
+    fn split_default<'t>(&self, types: &'t [Box<TsType>]) -> (Option<Value>, Vec<&'t TsType>) {
         let mut default: Option<Value> = None;
         let mut rest: Vec<&TsType> = Vec::new();
         for t in types {
@@ -1753,125 +1843,119 @@ impl<'e, 'a> SchemaGen<'e, 'a> {
             }
             rest.push(t);
         }
-        // `any` and `unknown` absorb every other member, a `Default` too.
-        if let Some(top) = rest.iter().find(|t| {
-            matches!(t, TsType::TsKeywordType(k) if matches!(k.kind, TsKeywordTypeKind::TsAnyKeyword | TsKeywordTypeKind::TsUnknownKeyword))
-        }) {
-            return self.ty(top);
-        }
-        if default.is_none() {
-            // `JSONValue | null`, where `JSONValue` already holds `null`, is the
-            // same type as `JSONValue`: the checker keeps the alias's name.
-            for (i, t) in rest.iter().enumerate() {
-                let own = self.flattened(vec![*t], 0);
-                if own.len() < 2 {
-                    continue;
-                }
-                let own_keys: Vec<Option<String>> = own.iter().map(|m| type_key(m)).collect();
-                let others_covered = rest
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| *j != i)
-                    .all(|(_, o)| type_key(o).is_some_and(|k| own_keys.contains(&Some(k))));
-                if others_covered {
-                    return self.ty(t);
-                }
-            }
-            rest = self.flattened(rest, 0);
-            // The checker's union is ordered by type id; a `Default` union is
-            // formatted from its written members instead.
-            rest.sort_by_key(|t| self.type_id_rank(t));
-        }
-        let literals: Option<Vec<Value>> = rest
-            .iter()
-            .map(|t| match t {
-                TsType::TsLitType(_) => literal_value(t).map(|v| vec![v]),
-                TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNullKeyword => Some(vec![Value::Null]),
-                // To the checker, `boolean` is `false | true`.
-                TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsBooleanKeyword && default.is_none() => {
-                    Some(vec![Value::Bool(false), Value::Bool(true)])
-                }
-                _ => None,
-            })
-            .collect::<Option<Vec<Vec<Value>>>>()
-            .map(|v| v.into_iter().flatten().collect::<Vec<Value>>())
-            .filter(|v| !v.is_empty() && v.iter().any(|x| !x.is_null()));
-        let same_type = |vals: &[Value]| -> Option<&'static str> {
-            let t = |v: &Value| match v {
-                Value::String(_) => Some("string"),
-                Value::Number(_) => Some("number"),
-                Value::Bool(_) => Some("boolean"),
-                _ => None,
-            };
-            let first = t(vals.first()?)?;
-            vals.iter().all(|v| t(v) == Some(first)).then_some(first)
-        };
-        // `Cell<T> | null`: the compiler keeps the checker's order here,
-        // `null` (an intrinsic) before the cell.
-        if default.is_none() && rest.len() == 2 {
-            let is_null =
-                |t: &TsType| matches!(t, TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNullKeyword);
-            if let Some(cell) = rest.iter().find(|t| !is_null(t))
-                && rest.iter().any(|t| is_null(t))
-                && self.is_cell_like(cell, 0)
-            {
-                let inner = self.ty(cell);
-                return json!({ "anyOf": [{ "type": "null" }, inner] });
-            }
-        }
-        // `Named | null` (without a `Default`, which makes another type) has
-        // an identity of its own in the compiler, as `Named[]` has.
-        if default.is_none()
-            && rest.len() == 2
-            && let Some(identity) = self.nullable_named_identity(&rest)
-        {
-            let rest: Vec<&TsType> = rest.clone();
-            return self.anonymous(identity, |g| {
-                let members: Vec<Value> = rest.iter().map(|t| g.ty(t)).collect();
-                union_of(members, None)
-            });
-        }
-        let non_null: Vec<Value> = literals.iter().flatten().filter(|v| !v.is_null()).cloned().collect();
-        let schema = if let (Some(_), Some(values)) = (&default, &literals)
-            && rest.len() > 1
-            && let Some(ty) = same_type(&non_null)
-        {
-            // With a default, literal members merge on the general path: a typed
-            // enum, sorted as JavaScript's `toSorted()` sorts (by string form),
-            // and `null` as its own nullable branch.
-            let mut non_null = non_null;
-            non_null.sort_by(|a, b| js_string(a).encode_utf16().cmp(js_string(b).encode_utf16()));
-            let typed = json!({ "type": ty, "enum": non_null });
-            if values.contains(&Value::Null) { json!({ "anyOf": [typed, { "type": "null" }] }) } else { typed }
-        } else if rest.len() == 1 {
-            self.ty(rest[0])
-        } else {
-            let mut members: Vec<Value> = Vec::new();
-            for t in &rest {
-                match t {
-                    // The checker's union holds `boolean` as `false | true`: two
-                    // literals that merge into a `boolean` member of their own
-                    // (never into a `type` array). A `Default` union formats the
-                    // written `boolean` whole.
-                    TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsBooleanKeyword && default.is_none() => {
-                        members.push(json!({ "type": "boolean", "enum": [false] }));
-                        members.push(json!({ "type": "boolean", "enum": [true] }));
-                    }
-                    _ => members.push(self.ty(t)),
-                }
-            }
-            // Literal members come out in the checker's type-id order, `null` last.
-            let literals = literals.map(|mut values| {
-                self.env.literals.sort(&mut values);
-                values
-            });
-            union_of(members, literals)
-        };
-        match default {
-            Some(v) => with_key(schema, "default", v),
-            None => schema,
-        }
+        (default, rest)
     }
+
+    /// `JSONValue | null`, where `JSONValue` already holds `null`, is the
+    /// same type as `JSONValue`: the checker keeps the alias's name. The
+    /// member whose own members cover all the others, if any.
+    fn covering_alias<'t>(&self, rest: &[&'t TsType]) -> Option<&'t TsType> {
+        for (i, t) in rest.iter().enumerate() {
+            let own = self.flattened(vec![*t], 0);
+            if own.len() < 2 {
+                continue;
+            }
+            let own_keys: Vec<Option<String>> = own.iter().map(|m| type_key(m)).collect();
+            let others_covered = rest
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .all(|(_, o)| type_key(o).is_some_and(|k| own_keys.contains(&Some(k))));
+            if others_covered {
+                return Some(*t);
+            }
+        }
+        None
+    }
+
+    /// A two-member union of `null` and a cell: `null` first, then the cell.
+    fn null_or_cell(&mut self, rest: &[&TsType]) -> Option<Value> {
+        let is_null = |t: &TsType| matches!(t, TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNullKeyword);
+        if let Some(cell) = rest.iter().find(|t| !is_null(t))
+            && rest.iter().any(|t| is_null(t))
+            && self.is_cell_like(cell, 0)
+        {
+            let inner = self.ty(cell);
+            return Some(json!({ "anyOf": [{ "type": "null" }, inner] }));
+        }
+        None
+    }
+
+    /// The general union: each member's schema, with the literal members
+    /// (`literals`) merged in the checker's type-id order.
+    fn union_members(&mut self, rest: &[&TsType], literals: Option<Vec<Value>>, no_default: bool) -> Value {
+        let mut members: Vec<Value> = Vec::new();
+        for t in rest {
+            match t {
+                // The checker's union holds `boolean` as `false | true`: two
+                // literals that merge into a `boolean` member of their own
+                // (never into a `type` array). A `Default` union formats the
+                // written `boolean` whole.
+                TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsBooleanKeyword && no_default => {
+                    members.push(json!({ "type": "boolean", "enum": [false] }));
+                    members.push(json!({ "type": "boolean", "enum": [true] }));
+                }
+                _ => members.push(self.ty(t)),
+            }
+        }
+        // Literal members come out in the checker's type-id order, `null` last.
+        let literals = literals.map(|mut values| {
+            self.env.literals.sort(&mut values);
+            values
+        });
+        union_of(members, literals)
+    }
+}
+
+/// The schema of a literal type (`"a"`, `1`, `true`, …).
+fn literal_type(lit: &TsLit) -> Value {
+    match lit {
+        TsLit::Str(s) => json!({ "type": "string", "enum": [s.value.to_string_lossy()] }),
+        TsLit::Number(n) => json!({ "type": "number", "enum": [num(n.value)] }),
+        TsLit::Bool(b) => json!({ "type": "boolean", "enum": [b.value] }),
+        TsLit::BigInt(_) => json!({ "type": "integer" }),
+        TsLit::Tpl(_) => json!({ "type": "string" }),
+    }
+}
+
+/// The values of a union whose members are all literals (`null` and, to the
+/// checker, `boolean` as `false | true` among them, the latter only without
+/// a default); `None` unless there is a value other than `null`.
+fn union_literals(rest: &[&TsType], no_default: bool) -> Option<Vec<Value>> {
+    rest.iter()
+        .map(|t| match t {
+            TsType::TsLitType(_) => literal_value(t).map(|v| vec![v]),
+            TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsNullKeyword => Some(vec![Value::Null]),
+            // To the checker, `boolean` is `false | true`.
+            TsType::TsKeywordType(k) if k.kind == TsKeywordTypeKind::TsBooleanKeyword && no_default => {
+                Some(vec![Value::Bool(false), Value::Bool(true)])
+            }
+            _ => None,
+        })
+        .collect::<Option<Vec<Vec<Value>>>>()
+        .map(|v| v.into_iter().flatten().collect::<Vec<Value>>())
+        .filter(|v| !v.is_empty() && v.iter().any(|x| !x.is_null()))
+}
+
+/// The one JSON type all the values share, if they do.
+fn same_literal_type(vals: &[Value]) -> Option<&'static str> {
+    let t = |v: &Value| match v {
+        Value::String(_) => Some("string"),
+        Value::Number(_) => Some("number"),
+        Value::Bool(_) => Some("boolean"),
+        _ => None,
+    };
+    let first = t(vals.first()?)?;
+    vals.iter().all(|v| t(v) == Some(first)).then_some(first)
+}
+
+/// With a default, literal members merge on the general path: a typed
+/// enum, sorted as JavaScript's `toSorted()` sorts (by string form), and
+/// `null` as its own nullable branch.
+fn defaulted_literal_enum(mut non_null: Vec<Value>, ty: &str, nullable: bool) -> Value {
+    non_null.sort_by(|a, b| js_string(a).encode_utf16().cmp(js_string(b).encode_utf16()));
+    let typed = json!({ "type": ty, "enum": non_null });
+    if nullable { json!({ "anyOf": [typed, { "type": "null" }] }) } else { typed }
 }
 
 /// A value as JavaScript's `String(value)` prints it (the key of `toSorted()`).

@@ -2,6 +2,10 @@
 //! extracted by `fabdex-md` or `fabdex-ts`, cached by digest; published
 //! feeds' programs as candidates.
 
+use super::report::progress_bar;
+use crate::walk::walk_root;
+use rayon::prelude::*;
+use std::collections::HashSet;
 use std::fs;
 
 use anyhow::Result;
@@ -122,4 +126,77 @@ pub(crate) fn read_and_extract(c: Candidate, config: &Config, max_bytes: u64, ca
     }
     let (extraction, from_cache) = cached(caches.0, &digest, || fabdex_md::extract(&text));
     Outcome::Read(Box::new(ReadFile { candidate: c, text, digest, extraction, from_cache }))
+}
+
+/// What walking the roots found: candidates to read, files skipped, every
+/// path seen per root, the published roots' feeds and their raw files.
+pub(crate) struct Walked {
+    pub(crate) candidates: Vec<Candidate>,
+    pub(crate) skipped: Vec<Skipped>,
+    pub(crate) seen: Vec<HashSet<String>>,
+    pub(crate) published: Vec<(usize, PublishedSet)>,
+    pub(crate) raw_files: Vec<String>,
+}
+
+/// Walk every root (a published root is its feed's programs).
+pub(crate) fn walk(config: &Config) -> Result<Walked> {
+    let mut candidates = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen: Vec<HashSet<String>> = Vec::new();
+    let mut published: Vec<(usize, PublishedSet)> = Vec::new();
+    let mut raw_files: Vec<String> = Vec::new();
+    for (i, root) in config.roots.iter().enumerate() {
+        if root.kind == Some(RootKind::Published) {
+            let set = crate::published::read_root(root)?;
+            let (sources, raw) = published_candidates(i, &set);
+            candidates.extend(sources);
+            raw_files.extend(raw);
+            published.push((i, set));
+            seen.push(HashSet::new());
+            continue;
+        }
+        let walked = walk_root(i, root)?;
+        candidates.extend(walked.candidates);
+        skipped.extend(walked.skipped);
+        seen.push(walked.seen.into_iter().collect());
+    }
+
+    Ok(Walked { candidates, skipped, seen, published, raw_files })
+}
+
+/// Read, classify and extract every candidate in parallel: the docs files,
+/// the TS/TSX files, and what was skipped.
+pub(crate) fn extract_all(
+    candidates: Vec<Candidate>,
+    config: &Config,
+    (md_cache, ts_cache): (&Cache, &Cache),
+    progress: bool,
+) -> (Vec<ReadFile>, Vec<TsFile>, Vec<Skipped>) {
+    let max_bytes = config.index.max_file_bytes;
+    let bar = progress_bar(progress, candidates.len() as u64);
+    let outcomes: Vec<Outcome> = candidates
+        .into_par_iter()
+        .map(|c| {
+            let out = read_and_extract(c, config, max_bytes, (md_cache, ts_cache));
+            if let Some(bar) = &bar {
+                bar.inc(1);
+            }
+            out
+        })
+        .collect();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let mut files: Vec<ReadFile> = Vec::new();
+    let mut ts_files: Vec<TsFile> = Vec::new();
+    let mut skipped = Vec::new();
+    for o in outcomes {
+        match o {
+            Outcome::Read(f) => files.push(*f),
+            Outcome::ReadTs(f) => ts_files.push(*f),
+            Outcome::Skip(s) => skipped.push(s),
+        }
+    }
+
+    (files, ts_files, skipped)
 }

@@ -13,25 +13,20 @@ mod write;
 pub use publish::verify_all;
 pub use report::{BuildOptions, EmbeddingsReport, FileDiagnostics, IndexReport, UnresolvedLink};
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
-use fabdex_model::records::RootKind;
-use rayon::prelude::*;
 
 use crate::cache::Caches;
 use crate::config::Config;
-use crate::patterns::TsFile;
-use crate::published::PublishedSet;
-use crate::walk::walk_root;
-use extract::{Outcome, ReadFile, cache_counts, published_candidates, read_and_extract};
+use extract::{Walked, cache_counts, extract_all, walk};
 use fabdex_snapshot::snapshot::IndexLayout;
 use plan::snapshot_id;
 use publish::{gc, publish, publish_current};
-use report::{lap, progress_bar};
+use report::lap;
 use write::{docs_table_of, resolve_links, write_snapshot};
 
 /// Build a snapshot of `config`'s roots and publish it in `opts.index_dir`.
@@ -44,83 +39,25 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     for dir in [layout.snapshots(), layout.staging(), layout.cache()] {
         fs::create_dir_all(&dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
     }
-    let max_bytes = config.index.max_file_bytes;
     let roots: Vec<(String, PathBuf)> = config
         .roots
         .iter()
         .map(|r| Ok((r.name.clone(), r.path.canonicalize().with_context(|| format!("root `{}`", r.name))?)))
         .collect::<Result<_>>()?;
 
-    // Walk.
-    let mut candidates = Vec::new();
-    let mut skipped = Vec::new();
-    let mut seen: Vec<HashSet<String>> = Vec::new();
-    let mut published: Vec<(usize, PublishedSet)> = Vec::new();
-    let mut raw_files: Vec<String> = Vec::new();
-    for (i, root) in config.roots.iter().enumerate() {
-        if root.kind == Some(RootKind::Published) {
-            let set = crate::published::read_root(root)?;
-            let (sources, raw) = published_candidates(i, &set);
-            candidates.extend(sources);
-            raw_files.extend(raw);
-            published.push((i, set));
-            seen.push(HashSet::new());
-            continue;
-        }
-        let walked = walk_root(i, root)?;
-        candidates.extend(walked.candidates);
-        skipped.extend(walked.skipped);
-        seen.push(walked.seen.into_iter().collect());
-    }
-
+    let Walked { candidates, mut skipped, seen, published, raw_files } = walk(config)?;
     phases.insert("walk".into(), lap(&mut clock));
 
-    // Read, classify and extract in parallel.
     let Caches { md: md_cache, ts: ts_cache, contracts: contracts_cache } = Caches::under(&layout.cache());
-    let bar = progress_bar(opts.progress, candidates.len() as u64);
-    let outcomes: Vec<Outcome> = candidates
-        .into_par_iter()
-        .map(|c| {
-            let out = read_and_extract(c, config, max_bytes, (&md_cache, &ts_cache));
-            if let Some(bar) = &bar {
-                bar.inc(1);
-            }
-            out
-        })
-        .collect();
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    let mut files: Vec<ReadFile> = Vec::new();
-    let mut ts_files: Vec<TsFile> = Vec::new();
-    for o in outcomes {
-        match o {
-            Outcome::Read(f) => files.push(*f),
-            Outcome::ReadTs(f) => ts_files.push(*f),
-            Outcome::Skip(s) => skipped.push(s),
-        }
-    }
-
+    let (files, ts_files, unread) = extract_all(candidates, config, (&md_cache, &ts_cache), opts.progress);
+    skipped.extend(unread);
     // Each cache keeps the entries of the sources read now.
     md_cache.save(files.iter().map(|f| &f.digest));
     ts_cache.save(ts_files.iter().map(|f| &f.digest));
     drop((md_cache, ts_cache));
     phases.insert("read_extract".into(), lap(&mut clock));
 
-    // The platform's API declarations, when configured: contracts depend on them.
-    let commonfabric_types = match &config.index.commonfabric_types {
-        Some(path) => Some(
-            fs::read_to_string(path)
-                .with_context(|| format!("[index] commonfabric_types: cannot read `{}`", path.display()))?,
-        ),
-        None => None,
-    };
-
-    // The embedding model is loaded before anything is written: a bad one fails the build here.
-    let encoder = match &config.index.embeddings {
-        Some(dir) => Some(crate::embeddings::load_model(dir, config.index.precision().0)?),
-        None => None,
-    };
+    let (commonfabric_types, encoder) = build_inputs(config)?;
 
     // Same sources as an intact published snapshot: re-publish it as it is.
     let id = snapshot_id(
@@ -134,15 +71,10 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
         encoder.as_ref().map(|e| (e.identity(), e.precision())),
     );
     if !opts.full && layout.snapshot(&id).exists() && verify_all(&layout.snapshot(&id)).is_ok() {
-        let mut report: IndexReport = fabdex_snapshot::snapshot::read_json(&layout.snapshot(&id).join("report.json"))?;
-        report.unchanged = true;
-        (report.extracted, report.reused_from_cache) = cache_counts(&files, &ts_files);
-        report.index_dir = layout.root.display().to_string();
-        publish_current(&layout, &id)?;
+        let mut report = republish(&layout, &id, cache_counts(&files, &ts_files), opts.keep_snapshots)?;
         phases.insert("publish".into(), lap(&mut clock));
         report.phases_ms = phases;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
-        gc(&layout, &id, opts.keep_snapshots);
         return Ok(report);
     }
 
@@ -192,5 +124,37 @@ pub fn build(config: &Config, opts: &BuildOptions) -> Result<IndexReport> {
     phases.insert("gc".into(), lap(&mut clock));
     report.phases_ms = phases;
     report.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+/// What the build reads besides the sources: the platform's API
+/// declarations (contracts depend on them) and the embedding model, loaded
+/// before anything is written, so that a bad one fails the build here.
+fn build_inputs(config: &Config) -> Result<(Option<String>, Option<fabdex_embed::SentenceEncoder>)> {
+    let commonfabric_types = match &config.index.commonfabric_types {
+        Some(path) => Some(
+            fs::read_to_string(path)
+                .with_context(|| format!("[index] commonfabric_types: cannot read `{}`", path.display()))?,
+        ),
+        None => None,
+    };
+
+    let encoder = match &config.index.embeddings {
+        Some(dir) => Some(crate::embeddings::load_model(dir, config.index.precision().0)?),
+        None => None,
+    };
+
+    Ok((commonfabric_types, encoder))
+}
+
+/// Same sources as an intact published snapshot: publish it again as it is,
+/// with its report (marked unchanged, with this build's cache counts).
+fn republish(layout: &IndexLayout, id: &str, counts: (u64, u64), keep: usize) -> Result<IndexReport> {
+    let mut report: IndexReport = fabdex_snapshot::snapshot::read_json(&layout.snapshot(id).join("report.json"))?;
+    report.unchanged = true;
+    (report.extracted, report.reused_from_cache) = counts;
+    report.index_dir = layout.root.display().to_string();
+    publish_current(layout, id)?;
+    gc(layout, id, keep);
     Ok(report)
 }

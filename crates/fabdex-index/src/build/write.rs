@@ -56,13 +56,7 @@ pub(crate) fn write_snapshot(
     create_dir(staging.join("tables"))?;
     create_dir(staging.join("search"))?;
 
-    // Blobs: one pack of every distinct text, written whole (the texts are all in memory).
-    let texts: Vec<&String> =
-        files.iter().map(|f| &f.text).chain(ts_files.iter().map(|f| &f.text)).chain(raw_files).collect();
-    let hashed: Vec<(blake3::Hash, &[u8])> =
-        texts.par_iter().map(|text| (blake3::hash(text.as_bytes()), text.as_bytes())).collect();
-    BlobStore::write(&staging.join(fabdex_snapshot::blobs::PACK), hashed)?;
-
+    write_blobs(staging, files, ts_files, raw_files)?;
     phases.insert("blobs".into(), lap(&mut clock));
 
     // Tables.
@@ -88,28 +82,8 @@ pub(crate) fn write_snapshot(
     let skipped = &skipped[..];
     tables.insert(fabdex_snapshot::patterns_table::PATH.to_string(), digest);
     count_programs(counts, &patterns);
-    let models = written.models;
-    let search_files = written.search_files;
-    if let Some(deletions) = &written.deletions {
-        let bytes = serde_json::to_vec(deletions)?;
-        write_file(staging.join(search_schema::DELETIONS_TABLE), &bytes)?;
-        tables.insert(search_schema::DELETIONS_TABLE.to_string(), digest_bytes(&bytes));
-    }
-    let units_model = || models.units.to_bytes();
-    let files_model = || models.files.to_bytes();
-    let passages = || models.passages.to_bytes();
-    write_tables(
-        staging,
-        &mut tables,
-        &[
-            (crate::semantic::UNITS_TABLE, &units_model),
-            (crate::semantic::FILES_TABLE, &files_model),
-            (crate::semantic::PASSAGES_TABLE, &passages),
-        ],
-    )?;
-    counts.semantic_passages = models.passages.len() as u64;
-    counts.semantic_dimensions = models.units.dim() as u64;
-    counts.semantic_vocabulary = models.units.vocabulary() as u64;
+    write_semantic(staging, &written, &mut tables, counts)?;
+    let models = &written.models;
     phases.insert("semantic_write".into(), lap(&mut clock));
 
     // Pattern search's term table, with each program's vector in the units model's space.
@@ -128,33 +102,14 @@ pub(crate) fn write_snapshot(
         phases.insert("embeddings".into(), lap(&mut clock));
     }
 
-    // Manifest.
-    let manifest_roots = manifest_roots(config);
-    let manifest_files = manifest_files(config, files);
-    let snapshot_id = id.to_string();
-
     count_docs(counts, files, docs, units.len(), skipped.len());
-
-    let manifest = Manifest {
-        format_version: FORMAT_VERSION,
-        extractor_version: fabdex_md::EXTRACTOR_VERSION,
-        search_version: SEARCH_VERSION,
-        snapshot_id: snapshot_id.clone(),
-        created_unix: SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
-        fabdex_version: env!("CARGO_PKG_VERSION").to_string(),
-        roots: manifest_roots.clone(),
-        files: manifest_files,
-        counts: counts.clone(),
-        tables,
-        search_files,
-        semantic_fit: written.fit,
-    };
+    let manifest = manifest_of(id, config, files, counts, tables, &written);
     let (extracted, reused_from_cache) = cache_counts(files, ts_files);
     let report = IndexReport {
-        snapshot_id,
+        snapshot_id: id.to_string(),
         index_dir: layout.root.display().to_string(),
         unchanged: false,
-        roots: manifest_roots,
+        roots: manifest.roots.clone(),
         counts: counts.clone(),
         extracted,
         reused_from_cache,
@@ -165,12 +120,80 @@ pub(crate) fn write_snapshot(
         phases_ms: phases.clone(),
         embeddings: embeddings_report,
         profiles: profile_report,
-        incremental: written.report,
+        incremental: written.report.clone(),
     };
     write_file(staging.join("report.json"), serde_json::to_vec_pretty(&report)?)?;
     // The manifest is written last: a staging directory without one is incomplete.
     write_file(staging.join("manifest.json"), serde_json::to_vec_pretty(&manifest)?)?;
     Ok((manifest, report))
+}
+
+/// Blobs: one pack of every distinct text, written whole (the texts are all in memory).
+fn write_blobs(staging: &Path, files: &[ReadFile], ts_files: &[TsFile], raw_files: &[String]) -> Result<()> {
+    let texts: Vec<&String> =
+        files.iter().map(|f| &f.text).chain(ts_files.iter().map(|f| &f.text)).chain(raw_files).collect();
+    let hashed: Vec<(blake3::Hash, &[u8])> =
+        texts.par_iter().map(|text| (blake3::hash(text.as_bytes()), text.as_bytes())).collect();
+    BlobStore::write(&staging.join(fabdex_snapshot::blobs::PACK), hashed)?;
+    Ok(())
+}
+
+/// The search index's deletions (an incremental build's) and the semantic
+/// models' tables, with their counts.
+fn write_semantic(
+    staging: &Path,
+    written: &SearchAndSemantic,
+    tables: &mut BTreeMap<String, String>,
+    counts: &mut Counts,
+) -> Result<()> {
+    let models = &written.models;
+    if let Some(deletions) = &written.deletions {
+        let bytes = serde_json::to_vec(deletions)?;
+        write_file(staging.join(search_schema::DELETIONS_TABLE), &bytes)?;
+        tables.insert(search_schema::DELETIONS_TABLE.to_string(), digest_bytes(&bytes));
+    }
+    let units_model = || models.units.to_bytes();
+    let files_model = || models.files.to_bytes();
+    let passages = || models.passages.to_bytes();
+    write_tables(
+        staging,
+        tables,
+        &[
+            (crate::semantic::UNITS_TABLE, &units_model),
+            (crate::semantic::FILES_TABLE, &files_model),
+            (crate::semantic::PASSAGES_TABLE, &passages),
+        ],
+    )?;
+    counts.semantic_passages = models.passages.len() as u64;
+    counts.semantic_dimensions = models.units.dim() as u64;
+    counts.semantic_vocabulary = models.units.vocabulary() as u64;
+    Ok(())
+}
+
+/// The manifest of the staged snapshot: versions, roots, files, counts and
+/// the digest of every table and search file.
+fn manifest_of(
+    id: &str,
+    config: &Config,
+    files: &[ReadFile],
+    counts: &Counts,
+    tables: BTreeMap<String, String>,
+    written: &SearchAndSemantic,
+) -> Manifest {
+    Manifest {
+        format_version: FORMAT_VERSION,
+        extractor_version: fabdex_md::EXTRACTOR_VERSION,
+        search_version: SEARCH_VERSION,
+        snapshot_id: id.to_string(),
+        created_unix: SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        fabdex_version: env!("CARGO_PKG_VERSION").to_string(),
+        roots: manifest_roots(config),
+        files: manifest_files(config, files),
+        counts: counts.clone(),
+        tables,
+        search_files: written.search_files.clone(),
+        semantic_fit: written.fit.clone(),
+    }
 }
 
 /// The docs table's files and sections (links come next), and every
