@@ -16,7 +16,7 @@ use print::{Report, emit};
 #[command(name = "fabdex", version, about = "Index Common Fabric docs and answer bounded, addressable queries")]
 struct Cli {
     /// Print JSON instead of text.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, display_order = 1)]
     json: bool,
     #[command(flatten)]
     scope: Scope,

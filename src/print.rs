@@ -58,11 +58,18 @@ pub trait Show: Serialize {
     fn failure(&self) -> Option<String> {
         None
     }
+    /// Print the JSON with every object's keys in sorted order: the answers
+    /// `fabdex` has always printed that way (they were built as JSON values).
+    fn sorted_keys(&self) -> bool {
+        false
+    }
 }
 
 /// Print `value` as JSON or text, then fail if the answer is a failure.
 pub fn emit<T: Show>(value: &T, json: bool) -> Result<()> {
-    if json {
+    if json && value.sorted_keys() {
+        print_json(&serde_json::to_value(value)?)?
+    } else if json {
         print_json(value)?
     } else {
         value.text()?
@@ -496,6 +503,10 @@ fn dep(node: &DepNode, depth: usize) {
 }
 
 impl Show for Intact {
+    fn sorted_keys(&self) -> bool {
+        true
+    }
+
     fn text(&self) -> Result<()> {
         let v = &self.verified;
         println!(
@@ -557,6 +568,10 @@ impl Show for Models {
 }
 
 impl Show for LedgerAnswer {
+    fn sorted_keys(&self) -> bool {
+        matches!(self, LedgerAnswer::Cite(_))
+    }
+
     fn text(&self) -> Result<()> {
         match self {
             LedgerAnswer::Show(contents) => ledger_records(contents)?,
@@ -655,6 +670,10 @@ impl Show for Written {
 }
 
 impl Show for RunAnswer {
+    fn sorted_keys(&self) -> bool {
+        matches!(self, RunAnswer::Checked(_) | RunAnswer::Applied(_))
+    }
+
     fn text(&self) -> Result<()> {
         match self {
             RunAnswer::New(info) => println!("{}", info.run),

@@ -13,30 +13,32 @@ use crate::audit;
 use crate::{Contents, Policy, Record, RunStore, Session};
 
 /// The run, policy and consumer every query call goes through: the global
-/// flags of the `fabdex` binary (flattened into it).
+/// flags of the `fabdex` binary (flattened into it; `display_order` keeps
+/// them, with the binary's `--json` second, where `--help` has always
+/// listed them).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Scope {
     /// Index directory (default: $FABDEX_INDEX, else `.fabdex`). `fabdex index` writes to
     /// --out, else this, else the config's `index.out`, else `.fabdex`.
-    #[arg(long, global = true, env = "FABDEX_INDEX")]
+    #[arg(long, global = true, env = "FABDEX_INDEX", display_order = 0)]
     pub index: Option<PathBuf>,
     /// Record every call in this research run's ledger (see `fabdex run new`).
-    #[arg(long, global = true, env = "FABDEX_RUN")]
+    #[arg(long, global = true, env = "FABDEX_RUN", display_order = 2)]
     pub run: Option<String>,
     /// Release policy (TOML): which origins' text may go to which consumer.
-    #[arg(long, global = true, env = "FABDEX_POLICY")]
+    #[arg(long, global = true, env = "FABDEX_POLICY", display_order = 3)]
     pub policy: Option<PathBuf>,
     /// Who receives the text, as the policy names consumers.
-    #[arg(long, global = true, env = "FABDEX_CONSUMER", default_value = "research")]
+    #[arg(long, global = true, env = "FABDEX_CONSUMER", default_value = "research", display_order = 4)]
     pub consumer: String,
     /// Folder of research runs (default: `<index>/runs`).
-    #[arg(long, global = true, env = "FABDEX_RUNS")]
+    #[arg(long, global = true, env = "FABDEX_RUNS", display_order = 5)]
     pub runs: Option<PathBuf>,
     /// A local sentence-embedding model folder (sentence-transformers layout;
     /// never downloaded). `fabdex index` encodes every docs section with it;
     /// queries on such an index load it from here instead of the folder the
     /// index recorded.
-    #[arg(long, global = true, env = "FABDEX_EMBEDDINGS", value_name = "DIR")]
+    #[arg(long, global = true, env = "FABDEX_EMBEDDINGS", value_name = "DIR", display_order = 6)]
     pub embeddings: Option<PathBuf>,
 }
 
