@@ -167,6 +167,13 @@ fn binary_schema<'a>(b: &'a BinExpr, scope: &mut Scope<'a>, g: &mut SchemaGen<'_
                 None
             }
         }
+        // TypeScript types `a ?? b` as `a`'s type when `a` can never be null
+        // or undefined; otherwise as `a`'s non-null part and `b`'s type
+        // reduced to a union by subtype, which needs the checker.
+        BinaryOp::NullishCoalescing => {
+            let left = schema_at(&b.left, scope, g, depth + 1)?;
+            g.never_nullish(&left).then_some(left)
+        }
         _ => None,
     }
 }

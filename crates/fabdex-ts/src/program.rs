@@ -1288,6 +1288,39 @@ export default pattern<Input, Output>(({ items }) => ({ first: items[0], rate: u
     }
 
     #[test]
+    fn nullish_coalescing_is_its_left_side_when_that_is_never_nullish() {
+        let entry = r#"import { computed, fetchJson, generate, pattern } from "commonfabric";
+interface Repo { name: string }
+export default pattern<Record<string, never>>(() => {
+  const fetched = fetchJson<Repo>({ url: "x" });
+  const data = fetched.result;
+  const answer = generate({ prompt: "hi" });
+  const shown = computed(() => data ?? { name: "Unknown" });
+  const count = 3 ?? "none";
+  const text = answer.result ?? "…";
+  return { shown, count, text };
+});
+"#;
+        let api = parse(
+            "commonfabric/index.ts",
+            "export interface GenerateState { pending: boolean; result?: string }\n\
+             export type GenerateFunction = (params: { prompt: string }) => Reactive<GenerateState>;\n\
+             export declare const generate: GenerateFunction;\n\
+             export type FetchJsonFunction = <T>(params: { url: string }) => Reactive<{ pending: boolean; result: T }>;\n\
+             export declare const fetchJson: FetchJsonFunction;\n",
+        );
+        let c = program_contract_with(&[("main.tsx".into(), entry.into())], &[api]);
+        let result = c.result_schema.clone().unwrap();
+        let p = &result["properties"];
+        // A never-nullish left side is the whole type (TypeScript's rule).
+        assert_eq!(p["shown"], serde_json::json!({"$ref": "#/$defs/Repo"}), "{result:#}");
+        assert_eq!(p["count"], serde_json::json!({"type": "number"}));
+        // An optional left side would need the checker's union reduction: not guessed.
+        assert!(p.get("text").is_none(), "{result:#}");
+        assert!(c.notes.iter().any(|n| n.contains("`text` needs a type checker")), "{:?}", c.notes);
+    }
+
+    #[test]
     fn builtin_results_resolve_through_declared_function_types() {
         let entry = r#"import { fetchJson, generate, pattern } from "commonfabric";
 interface Repo { name: string }

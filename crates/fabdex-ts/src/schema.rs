@@ -602,6 +602,37 @@ fn merge_into_any_of(any_of: &mut Vec<Value>, cur: Value) -> bool {
 }
 
 impl<'e, 'a> SchemaGen<'e, 'a> {
+    /// Whether a value of `schema` can never be `null` or `undefined`:
+    /// every member typed, none of them null or undefined, a `$ref` followed
+    /// into the definitions made so far. Anything unknown (`true`, an
+    /// external reference, a definition still being made) may be nullish.
+    pub(crate) fn never_nullish(&self, schema: &Value) -> bool {
+        self.never_nullish_within(schema, 0)
+    }
+
+    fn never_nullish_within(&self, schema: &Value, depth: usize) -> bool {
+        let nullish = |t: &Value| matches!(t.as_str(), Some("null" | "undefined"));
+        let Some(o) = schema.as_object() else { return false };
+        if depth > 16 {
+            return false;
+        }
+        if let Some(members) = o.get("anyOf") {
+            return members.as_array().is_some_and(|m| m.iter().all(|x| self.never_nullish_within(x, depth + 1)));
+        }
+        if let Some(r) = o.get("$ref").and_then(Value::as_str) {
+            let Some(name) = r.strip_prefix("#/$defs/") else { return false };
+            return self.defs.get(name).is_some_and(|d| self.never_nullish_within(d, depth + 1));
+        }
+        if let Some(values) = o.get("enum") {
+            return values.as_array().is_some_and(|v| !v.is_empty() && v.iter().all(|x| !x.is_null()));
+        }
+        match o.get("type") {
+            Some(t @ Value::String(_)) => !nullish(t),
+            Some(Value::Array(ts)) => !ts.is_empty() && !ts.iter().any(nullish),
+            _ => false,
+        }
+    }
+
     pub fn new(env: &'e TypeEnv<'a>) -> Self {
         SchemaGen {
             env,
