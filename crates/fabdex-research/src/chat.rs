@@ -282,6 +282,7 @@ impl Client {
                 Ok((response, finish)) => {
                     let usage = response.usage.unwrap_or_default();
                     let mut message = response.choices.into_iter().next().expect("checked in attempt").message;
+                    calls_written_as_text(&mut message);
                     for (i, call) in message.tool_calls.iter_mut().enumerate() {
                         if call.id.is_empty() {
                             call.id = format!("call_{attempt}_{i}");
@@ -410,6 +411,50 @@ fn root_cause(e: &dyn std::error::Error) -> String {
     cause.to_string()
 }
 
+/// Tool calls a model wrote in its answer's text as `<tool_call>{"name":
+/// …, "arguments": …}</tool_call>` (the form Qwen and Hermes models are
+/// trained on, which a server serving the model's own chat template passes
+/// through as text) become the message's calls, and leave its text. Only
+/// when every such block is a well-formed call and the message has no
+/// calls of its own; anything else stays prose, for the format repair.
+pub(crate) fn calls_written_as_text(message: &mut Message) {
+    const OPEN: &str = "<tool_call>";
+    const CLOSE: &str = "</tool_call>";
+    let Some(text) = message.content.as_deref() else { return };
+    if !message.tool_calls.is_empty() || !text.contains(OPEN) {
+        return;
+    }
+    let mut calls = Vec::new();
+    let mut rest = String::new();
+    let mut tail = text;
+    while let Some(start) = tail.find(OPEN) {
+        rest.push_str(&tail[..start]);
+        let after = &tail[start + OPEN.len()..];
+        let (body, next) = match after.find(CLOSE) {
+            Some(end) => (&after[..end], &after[end + CLOSE.len()..]),
+            None => (after, ""),
+        };
+        let Ok(Value::Object(call)) = serde_json::from_str::<Value>(body.trim()) else { return };
+        let (Some(Value::String(name)), arguments) = (call.get("name"), call.get("arguments")) else { return };
+        let arguments = match arguments {
+            Some(Value::String(text)) => text.clone(),
+            Some(v @ Value::Object(_)) => v.to_string(),
+            None => "{}".to_string(),
+            Some(_) => return,
+        };
+        calls.push(ToolCall {
+            id: String::new(),
+            kind: function_type(),
+            function: FunctionCall { name: name.clone(), arguments },
+        });
+        tail = next;
+    }
+    rest.push_str(tail);
+    let rest = rest.trim();
+    message.content = (!rest.is_empty()).then(|| rest.to_string());
+    message.tool_calls = calls;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,6 +472,37 @@ mod tests {
         assert_eq!(openai.function.arguments, local.function.arguments);
         assert_eq!(local.kind, "function");
         assert_eq!(local.id, "");
+    }
+
+    #[test]
+    fn tool_calls_written_in_the_text_become_calls_and_anything_else_stays_prose() {
+        let text = |t: &str| Message {
+            role: "assistant".into(),
+            content: Some(t.into()),
+            tool_calls: vec![],
+            tool_call_id: None,
+        };
+        let mut m = text(
+            "Let me look.\n<tool_call>\n{\"name\": \"search_patterns\", \"arguments\": {\"text\": \"inbox\"}}\n</tool_call>\n<tool_call>{\"name\": \"search_docs\", \"arguments\": \"{\\\"query\\\": \\\"mail\\\"}\"}",
+        );
+        calls_written_as_text(&mut m);
+        assert_eq!(m.tool_calls.len(), 2);
+        assert_eq!(m.tool_calls[0].function.name, "search_patterns");
+        assert_eq!(
+            serde_json::from_str::<Value>(&m.tool_calls[0].function.arguments).unwrap(),
+            serde_json::json!({"text": "inbox"})
+        );
+        assert_eq!(m.tool_calls[1].function.name, "search_docs");
+        assert_eq!(m.tool_calls[1].function.arguments, "{\"query\": \"mail\"}");
+        assert_eq!(m.content.as_deref(), Some("Let me look."));
+        // A block that is not a call leaves the whole answer as prose.
+        for prose in ["<tool_call>not json</tool_call>", "<tool_call>{\"arguments\": {}}</tool_call>", "no calls here"]
+        {
+            let mut m = text(prose);
+            calls_written_as_text(&mut m);
+            assert!(m.tool_calls.is_empty(), "{prose}");
+            assert_eq!(m.content.as_deref(), Some(prose));
+        }
     }
 
     #[test]
