@@ -1,7 +1,8 @@
 //! `fabdex research`: the command's logic (the binary only parses flags).
 //! Resolves the endpoint (flags over the `[research]` table of the config,
 //! the key from the environment), or starts the scripted model for
-//! `--scripted FILE`, runs one research call and renders its outcome.
+//! `--scripted FILE`, and runs one research call (the binary's `print.rs` shows
+//! its outcome); and `fabdex tools`, the one listing in each shell's shape.
 
 use std::path::{Path, PathBuf};
 
