@@ -135,7 +135,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Outline { path_or_prefix } => emit(&tools::outline(scope, path_or_prefix)?, json),
         Command::Related { address } => emit(&tools::related(scope, address)?, json),
         Command::Inspect { id } => emit(&tools::inspect(scope, id)?, json),
-        Command::Export { what } => print::lines(&what.run(scope)?),
+        Command::Export { what } => what.run(scope, &mut print::line),
         Command::Contract { id } => emit(&tools::contract(scope, id)?, json),
         Command::Tools(args) => print::listing(&args.run()?),
         Command::Kit { what } => emit(&what.run(scope)?, json),

@@ -16,7 +16,7 @@ use fabdex_query::{DepNode, DepTree, FileListing, Outline, PatternSearch, QueryE
 use fabdex_research::Outcome;
 use fabdex_research::cli::Listing;
 use fabdex_runstate::cli::{Checked, RunAnswer};
-use fabdex_tools::cli::{Contract, Evaluated, Exported, Found, Inspected, Intact};
+use fabdex_tools::cli::{Contract, Evaluated, Found, Inspected, Intact};
 use serde::Serialize;
 
 /// A failure whose details were already printed (as text or JSON).
@@ -102,18 +102,9 @@ pub fn listing(listing: &Listing) -> Result<()> {
     }
 }
 
-/// `fabdex export`: one JSON line per value, whatever `--json` says.
-pub fn lines(exported: &Exported) -> Result<()> {
-    fn each<T: Serialize>(values: &[T]) -> Result<()> {
-        for v in values {
-            println!("{}", serde_json::to_string(v)?);
-        }
-        Ok(())
-    }
-    match exported {
-        Exported::Patterns(p) => each(p),
-        Exported::Records(r) => each(r),
-    }
+/// One line of `fabdex export`'s JSON lines, whatever `--json` says.
+pub fn line(text: &str) {
+    println!("{text}");
 }
 
 /// `fabdex index`'s report: `verbose` lists every skipped file, diagnostic and unresolved link.
@@ -425,7 +416,7 @@ impl Show for Inspected {
             );
         }
         program(inspection);
-        println!("{}", self.contract_text);
+        println!("{}", self.contract_text()?);
         Ok(())
     }
 }
@@ -454,7 +445,7 @@ fn program(inspection: &fabdex_query::Inspection) {
 
 impl Show for Contract {
     fn text(&self) -> Result<()> {
-        print!("{}", self.text);
+        print!("{}", Contract::text(self)?);
         Ok(())
     }
 }

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use anyhow::Result;
 use fabdex_ledger::cli::Scope;
 use fabdex_model::ReadEnvelope;
-use fabdex_model::registry::PublishedPattern;
 use fabdex_query::{
     DepTree, FieldSpec, FileListing, Inspection, Outline, PatternQuery, PatternSearch, QueryError, Related,
     RetrievalMode, SearchDocs, SearchResult,
@@ -203,39 +202,53 @@ pub fn files(scope: &Scope, id: &str) -> Result<FileListing> {
     scope.session(engine)?.files(id)
 }
 
-/// A pattern program inspected, with its contract as an author reads it.
-#[derive(Debug, Serialize)]
+/// A pattern program inspected; its contract as an author reads it is
+/// rendered only for text output ([`Inspected::contract_text`]).
+#[derive(Serialize)]
 #[serde(transparent)]
 pub struct Inspected {
     pub inspection: Inspection,
     #[serde(skip)]
-    pub contract_text: String,
+    engine: &'static fabdex_query::Engine,
+}
+
+impl Inspected {
+    /// The argument and result as TypeScript-like types.
+    pub fn contract_text(&self) -> Result<String> {
+        Ok(self.engine.contract_text(&self.inspection.pattern_id)?)
+    }
 }
 
 pub fn inspect(scope: &Scope, id: &str) -> Result<Inspected> {
     let engine = scope.engine()?;
     let inspection = scope.session(engine)?.inspect(id)?;
-    Ok(Inspected { inspection, contract_text: engine.contract_text(id)? })
+    Ok(Inspected { inspection, engine })
 }
 
-/// A pattern's argument and result: the schemas (JSON) and the
-/// TypeScript-like text an author reads.
-#[derive(Debug, Serialize)]
+/// A pattern's argument and result: the schemas (JSON); the TypeScript-like
+/// text an author reads is rendered only for text output.
+#[derive(Serialize)]
 #[serde(transparent)]
 pub struct Contract {
     pub schemas: serde_json::Value,
     #[serde(skip)]
-    pub text: String,
+    inspected: Inspected,
+}
+
+impl Contract {
+    pub fn text(&self) -> Result<String> {
+        self.inspected.contract_text()
+    }
 }
 
 pub fn contract(scope: &Scope, id: &str) -> Result<Contract> {
-    let engine = scope.engine()?;
-    let p = scope.session(engine)?.inspect(id)?;
+    let inspected = inspect(scope, id)?;
+    let p = &inspected.inspection;
     let schemas = serde_json::json!({
         "patternId": p.pattern_id, "argumentSchema": p.argument_schema,
         "resultSchema": p.result_schema, "inferred": p.inferred, "notes": p.notes,
     });
-    Ok(Contract { schemas, text: engine.contract_text(&p.pattern_id)? })
+    Ok(Contract { schemas, inspected })
 }
 
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -247,28 +260,24 @@ pub enum ExportCommand {
     Records,
 }
 
-/// The exported lines, one value each.
-#[derive(Debug)]
-pub enum Exported {
-    Patterns(Vec<Inspection>),
-    Records(Vec<PublishedPattern>),
-}
-
 impl ExportCommand {
-    pub fn run(&self, scope: &Scope) -> Result<Exported> {
+    /// Hand each exported value to `line` as one line of JSON, as it is made
+    /// (a whole feed is never held in memory).
+    pub fn run(&self, scope: &Scope, line: &mut dyn FnMut(&str)) -> Result<()> {
         let engine = scope.engine()?;
-        Ok(match self {
-            ExportCommand::Patterns => Exported::Patterns(engine.export_patterns()),
-            ExportCommand::Records => Exported::Records(
-                engine
-                    .snapshot()
-                    .patterns
-                    .programs
-                    .iter()
-                    .map(|p| engine.published_record(&p.pattern_id, true))
-                    .collect::<Result<_, _>>()?,
-            ),
-        })
+        match self {
+            ExportCommand::Patterns => {
+                for p in engine.export_patterns() {
+                    line(&serde_json::to_string(&p)?);
+                }
+            }
+            ExportCommand::Records => {
+                for p in engine.snapshot().patterns.programs.iter() {
+                    line(&serde_json::to_string(&engine.published_record(&p.pattern_id, true)?)?);
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -1287,6 +1287,18 @@ export default pattern<Input, Output>(({ items }) => ({ first: items[0], rate: u
         assert_eq!(result["properties"]["rate"], serde_json::json!({"asCell": ["stream"]}));
     }
 
+    /// The platform's `generate` and `fetchJson`, declared as its API does.
+    fn generate_and_fetch_declarations() -> Parsed {
+        parse(
+            "commonfabric/index.ts",
+            "export interface GenerateState { pending: boolean; result?: string }\n\
+             export type GenerateFunction = (params: { prompt: string }) => Reactive<GenerateState>;\n\
+             export declare const generate: GenerateFunction;\n\
+             export type FetchJsonFunction = <T>(params: { url: string }) => Reactive<{ pending: boolean; result: T }>;\n\
+             export declare const fetchJson: FetchJsonFunction;\n",
+        )
+    }
+
     #[test]
     fn nullish_coalescing_is_its_left_side_when_that_is_never_nullish() {
         let entry = r#"import { computed, fetchJson, generate, pattern } from "commonfabric";
@@ -1301,14 +1313,7 @@ export default pattern<Record<string, never>>(() => {
   return { shown, count, text };
 });
 "#;
-        let api = parse(
-            "commonfabric/index.ts",
-            "export interface GenerateState { pending: boolean; result?: string }\n\
-             export type GenerateFunction = (params: { prompt: string }) => Reactive<GenerateState>;\n\
-             export declare const generate: GenerateFunction;\n\
-             export type FetchJsonFunction = <T>(params: { url: string }) => Reactive<{ pending: boolean; result: T }>;\n\
-             export declare const fetchJson: FetchJsonFunction;\n",
-        );
+        let api = generate_and_fetch_declarations();
         let c = program_contract_with(&[("main.tsx".into(), entry.into())], &[api]);
         let result = c.result_schema.clone().unwrap();
         let p = &result["properties"];
@@ -1330,14 +1335,7 @@ export default pattern<Record<string, never>>(() => {
   return { text: answer.result, busy: answer.pending, repo: repo.result };
 });
 "#;
-        let api = parse(
-            "commonfabric/index.ts",
-            "export interface GenerateState { pending: boolean; result?: string }\n\
-             export type GenerateFunction = (params: { prompt: string }) => Reactive<GenerateState>;\n\
-             export declare const generate: GenerateFunction;\n\
-             export type FetchJsonFunction = <T>(params: { url: string }) => Reactive<{ pending: boolean; result: T }>;\n\
-             export declare const fetchJson: FetchJsonFunction;\n",
-        );
+        let api = generate_and_fetch_declarations();
         let c = program_contract_with(&[("main.tsx".into(), entry.into())], &[api]);
         let p = &c.result_schema.unwrap()["properties"];
         assert_eq!(p["text"], serde_json::json!({"type": ["string", "undefined"]}));
